@@ -1,0 +1,523 @@
+import Foundation
+import MIDI
+import Sequencing
+
+/// Limits that keep memory bounded on hostile input.
+public struct SMFReadOptions: Sendable {
+    /// Refuse files larger than this many bytes (default 256 MiB).
+    public var maximumFileSize: Int = 256 << 20
+    /// Refuse files with more track chunks than this (default 65,535, the header's limit).
+    public var maximumTrackCount: Int = 65_535
+    /// Refuse a single meta or sysex event longer than this (default 16 MiB).
+    public var maximumEventLength: Int = 16 << 20
+    /// Make every warning an error.
+    public var strict = false
+
+    /// Default limits, tolerant reading.
+    public init() {}
+}
+
+/// A Standard MIDI File as read: its header fields and its track chunks, each turned into a
+/// ``MusicTrack`` with notes paired (first in, first out per channel and key).
+public struct StandardMIDIFile: Sendable, Hashable {
+    /// The header's format word (0, 1 or 2; other values are kept as read).
+    public var format: UInt16
+    /// The header's track count, which may disagree with the chunks found.
+    public var declaredTrackCount: Int
+    /// The header's division word, kept as read (see ``timeBase``).
+    public var divisionWord: UInt16
+    /// The track chunks in file order.
+    public var tracks: [MusicTrack]
+    /// What the reader noticed and tolerated.
+    public var warnings: [SMFWarning]
+
+    /// Creates a file value.
+    public init(format: UInt16, divisionWord: UInt16, tracks: [MusicTrack], declaredTrackCount: Int? = nil, warnings: [SMFWarning] = []) {
+        self.format = format
+        self.divisionWord = divisionWord
+        self.tracks = tracks
+        self.declaredTrackCount = declaredTrackCount ?? tracks.count
+        self.warnings = warnings
+    }
+
+    /// The time base of the division word.
+    public var timeBase: TimeBase { TimeBase(divisionWord: divisionWord) }
+}
+
+/// Reads Standard MIDI Files: formats 0, 1 and 2, PPQ and SMPTE division, running status
+/// (also across meta and sysex events, as real files use it), F0 and F7 sysex packets,
+/// unknown chunks, and RIFF RMID files.
+///
+/// It never reads outside the bytes it was given, never allocates by a length field before
+/// checking it against the bytes present, and always terminates: every step consumes input.
+/// Damage it can work around becomes a warning with a byte offset; damage it cannot becomes an
+/// ``SMFError`` naming the chunk, offset and reason.
+public enum SMFReader {
+    /// Reads the file at `path`.
+    public static func read(contentsOf path: String, options: SMFReadOptions = SMFReadOptions()) throws -> StandardMIDIFile {
+        let url = URL(fileURLWithPath: path)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        if let size = attributes[.size] as? Int, size > options.maximumFileSize {
+            throw SMFError(path: path, location: SMFLocation(chunk: nil, offset: 0),
+                           reason: .limitExceeded("file is \(size) bytes, more than the \(options.maximumFileSize) allowed"))
+        }
+        let data = try Data(contentsOf: url, options: .alwaysMapped)
+        do {
+            return try data.withUnsafeBytes { raw in
+                try read(raw, options: options)
+            }
+        } catch var error as SMFError {
+            error.path = path
+            throw error
+        }
+    }
+
+    /// Reads a file from bytes in memory.
+    public static func read(_ bytes: [UInt8], options: SMFReadOptions = SMFReadOptions()) throws(SMFError) -> StandardMIDIFile {
+        do {
+            return try bytes.withUnsafeBytes { raw in try read(raw, options: options) }
+        } catch let error as SMFError {
+            throw error
+        } catch {
+            throw SMFError(location: SMFLocation(chunk: nil, offset: 0), reason: .limitExceeded("\(error)"))
+        }
+    }
+
+    /// Reads a file from a raw buffer.
+    public static func read(_ raw: UnsafeRawBufferPointer, options: SMFReadOptions = SMFReadOptions()) throws(SMFError) -> StandardMIDIFile {
+        var parser = FileParser(bytes: raw.bindMemory(to: UInt8.self), options: options)
+        return try parser.parse()
+    }
+}
+
+/// Big-endian and chunk walking over the file's bytes, with every access bounds-checked.
+private struct FileParser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let options: SMFReadOptions
+    var warnings: [SMFWarning] = []
+    /// The part of `bytes` that holds the SMF (differs from the whole for RIFF files).
+    var base = 0
+    var end = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>, options: SMFReadOptions) {
+        self.bytes = bytes
+        self.options = options
+        self.end = bytes.count
+    }
+
+    mutating func warn(_ chunk: String?, _ offset: Int, _ message: String) throws(SMFError) {
+        let w = SMFWarning(location: SMFLocation(chunk: chunk, offset: offset), message: message)
+        if options.strict { throw SMFError(location: w.location, reason: .strict(w)) }
+        warnings.append(w)
+    }
+
+    func fail(_ chunk: String?, _ offset: Int, _ reason: SMFErrorReason) -> SMFError {
+        SMFError(location: SMFLocation(chunk: chunk, offset: offset), reason: reason)
+    }
+
+    func u32be(_ at: Int) -> Int {
+        Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
+    }
+
+    func u32le(_ at: Int) -> Int {
+        Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24
+    }
+
+    func tag(_ at: Int) -> String {
+        var s = ""
+        for i in at..<min(at + 4, bytes.count) {
+            let b = bytes[i]
+            s += (32..<127).contains(b) ? String(UnicodeScalar(b)) : "\\x" + hex(b)
+        }
+        return "'" + s + "'"
+    }
+
+    func isTag(_ at: Int, _ t: StaticString) -> Bool {
+        guard at >= 0, at + 4 <= end else { return false }
+        let p = t.utf8Start
+        return bytes[at] == p[0] && bytes[at + 1] == p[1] && bytes[at + 2] == p[2] && bytes[at + 3] == p[3]
+    }
+
+    func isPrintableTag(_ at: Int) -> Bool {
+        guard at + 4 <= end else { return false }
+        for i in at..<at + 4 where !(32..<127).contains(bytes[i]) { return false }
+        return true
+    }
+
+    /// Position of the next "MTrk" tag at or after `from`, if any.
+    func findTrackTag(from: Int, before limit: Int) -> Int? {
+        var i = max(from, base)
+        while i + 8 <= min(limit, end) {
+            if bytes[i] == 0x4D && isTag(i, "MTrk") { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    mutating func unwrapRIFF() throws(SMFError) {
+        // RIFF <size> RMID, then chunks: "data" holds the SMF.
+        guard bytes.count >= 12, isTag(8, "RMID") else {
+            throw fail("RIFF", 0, .badRIFFWrapper("RIFF file of type \(tag(8)), not RMID"))
+        }
+        var p = 12
+        while p + 8 <= bytes.count {
+            let length = u32le(p + 4)
+            if isTag(p, "data") {
+                let available = bytes.count - (p + 8)
+                if length > available {
+                    try warn("RIFF", p, "RIFF data chunk declares \(length) bytes, \(available) present")
+                }
+                base = p + 8
+                end = p + 8 + min(length, available)
+                try warn("RIFF", 0, "RIFF RMID wrapper unwrapped; the SMF starts at byte \(base)")
+                return
+            }
+            let next = p + 8 + length + (length & 1)
+            if next <= p { break }
+            p = next
+        }
+        throw fail("RIFF", 12, .badRIFFWrapper("no 'data' chunk"))
+    }
+
+    mutating func parse() throws(SMFError) -> StandardMIDIFile {
+        if bytes.isEmpty { throw fail(nil, 0, .emptyFile) }
+        if bytes.count >= 4 && isTag(0, "RIFF") {
+            try unwrapRIFF()
+        }
+        if end - base >= 8 && isTag(base, "SMF2") && isTag(base + 4, "CLIP") {
+            throw fail(nil, base, .midi2ClipFile)
+        }
+        guard end - base >= 4, isTag(base, "MThd") else {
+            throw fail(nil, base, .notAStandardMIDIFile(found: end - base >= 4 ? tag(base) : "\(end - base) byte(s)"))
+        }
+        guard end - base >= 8 else { throw fail("MThd", base, .truncatedHeader(bytesPresent: 0)) }
+        let headerLength = u32be(base + 4)
+        let headerPresent = min(headerLength, end - base - 8)
+        guard headerLength >= 6, headerPresent >= 6 else {
+            throw fail("MThd", base + 8, .truncatedHeader(bytesPresent: max(0, min(headerPresent, 6))))
+        }
+        let h = base + 8
+        let format = UInt16(bytes[h]) << 8 | UInt16(bytes[h + 1])
+        let declaredTracks = Int(bytes[h + 2]) << 8 | Int(bytes[h + 3])
+        let division = UInt16(bytes[h + 4]) << 8 | UInt16(bytes[h + 5])
+        if headerLength > 6 {
+            try warn("MThd", base + 4, "header declares \(headerLength) bytes; the \(headerLength - 6) beyond the standard 6 are ignored")
+        }
+        if format > 2 {
+            try warn("MThd", h, "unknown format \(format); read as format 1")
+        }
+        if division == 0 {
+            try warn("MThd", h + 4, "division is 0: ticks cannot be converted to time")
+        } else if division & 0x8000 != 0 {
+            let fps = 256 - Int(division >> 8)
+            if ![24, 25, 29, 30].contains(fps) {
+                try warn("MThd", h + 4, "SMPTE division with \(fps) frames per second (24, 25, 29 or 30 expected)")
+            }
+        }
+        var tracks: [MusicTrack] = []
+        var position = h + headerPresent
+        var extraChunkSeen = false
+        while position < end {
+            if end - position < 8 {
+                try warn(nil, position, "\(end - position) trailing byte(s) after the last chunk ignored")
+                break
+            }
+            let chunkLength = u32be(position + 4)
+            let payload = position + 8
+            let available = end - payload
+            if isTag(position, "MTrk") {
+                let index = tracks.count
+                let name = "MTrk #\(index)"
+                if index >= declaredTracks {
+                    if chunkLength > available {
+                        try warn(name, position, "track chunk beyond the \(declaredTracks) declared, with a length of \(chunkLength) bytes past the end of the file: ignored")
+                        break
+                    }
+                    if !extraChunkSeen {
+                        try warn(name, position, "more track chunks than the \(declaredTracks) the header declares; reading them")
+                        extraChunkSeen = true
+                    }
+                }
+                if tracks.count >= options.maximumTrackCount {
+                    throw fail(name, position, .limitExceeded("more than \(options.maximumTrackCount) tracks"))
+                }
+                let truncated = chunkLength > available
+                if truncated {
+                    try warn(name, position, "track chunk declares \(chunkLength) bytes but the file ends after \(available); reading what is there")
+                }
+                let chunkEnd = payload + min(chunkLength, available)
+                var trackParser = TrackParser(file: self, chunkName: name, start: payload, end: chunkEnd, truncatedByEOF: truncated)
+                let parsed = try trackParser.parse()
+                warnings.append(contentsOf: trackParser.warnings)
+                tracks.append(parsed.track)
+                if let resync = parsed.resyncAt {
+                    position = resync
+                    continue
+                }
+                if truncated { break }
+                position = chunkEnd
+            } else if isPrintableTag(position) {
+                try warn(nil, position, "unknown chunk \(tag(position)) of \(chunkLength) bytes skipped")
+                if chunkLength > available { break }
+                position = payload + chunkLength
+            } else {
+                // Not a chunk header: garbage, or the misplaced end of a chunk whose length was
+                // wrong. Re-synchronize on the next track tag when there is one.
+                if let next = findTrackTag(from: position + 1, before: end) {
+                    try warn(nil, position, "\(next - position) byte(s) of non-chunk data skipped up to the next 'MTrk'")
+                    position = next
+                } else {
+                    try warn(nil, position, "\(end - position) byte(s) of non-chunk data after the last chunk ignored")
+                    break
+                }
+            }
+        }
+        if tracks.count < declaredTracks {
+            try warn(nil, end, "header declares \(declaredTracks) track(s), \(tracks.count) found")
+        }
+        if format == 0 && tracks.count > 1 {
+            try warn(nil, base, "format 0 file with \(tracks.count) tracks")
+        }
+        return StandardMIDIFile(format: format, divisionWord: division, tracks: tracks,
+                                declaredTrackCount: declaredTracks, warnings: warnings)
+    }
+}
+
+/// Parses one MTrk payload into a track.
+private struct TrackParser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let options: SMFReadOptions
+    let chunkName: String
+    let start: Int
+    let end: Int
+    let truncatedByEOF: Bool
+    let fileEnd: Int
+    var warnings: [SMFWarning] = []
+
+    init(file: FileParser, chunkName: String, start: Int, end: Int, truncatedByEOF: Bool) {
+        self.bytes = file.bytes
+        self.options = file.options
+        self.chunkName = chunkName
+        self.start = start
+        self.end = end
+        self.truncatedByEOF = truncatedByEOF
+        self.fileEnd = file.end
+    }
+
+    mutating func warn(_ offset: Int, _ message: String) throws(SMFError) {
+        let w = SMFWarning(location: SMFLocation(chunk: chunkName, offset: offset), message: message)
+        if options.strict { throw SMFError(location: w.location, reason: .strict(w)) }
+        warnings.append(w)
+    }
+
+    func fail(_ offset: Int, _ reason: SMFErrorReason) -> SMFError {
+        SMFError(location: SMFLocation(chunk: chunkName, offset: offset), reason: reason)
+    }
+
+    struct Result {
+        var track: MusicTrack
+        /// Where chunk scanning resumes when the chunk's length was wrong.
+        var resyncAt: Int?
+    }
+
+    mutating func parse() throws(SMFError) -> Result {
+        var events: [TimedEvent] = []
+        events.reserveCapacity((end - start) / 3)
+        // FIFO note pairing per (channel, key): linked lists through `pendingNext`.
+        var pendingNext: [Int32] = []
+        pendingNext.reserveCapacity((end - start) / 3)
+        var head = [Int32](repeating: -1, count: 2048)
+        var tail = [Int32](repeating: -1, count: 2048)
+
+        var p = start
+        var tick: Int64 = 0
+        var runningStatus: UInt8 = 0
+        var order: UInt32 = 0
+        var endOfTrack: Int64?
+        var resyncAt: Int?
+        var systemWarned = false
+
+        parsing: while p < end {
+            let eventStart = p
+            // Delta time: at most 4 bytes.
+            var delta = 0
+            var count = 0
+            while true {
+                guard p < end else {
+                    try warn(eventStart, truncatedByEOF ? "file ends inside a delta time; the cut event is dropped" : "chunk ends inside a delta time; the cut event is dropped")
+                    break parsing
+                }
+                let b = bytes[p]
+                p += 1
+                count += 1
+                delta = delta << 7 | Int(b & 0x7F)
+                if b < 0x80 { break }
+                if count == 4 { throw fail(eventStart, .variableLengthQuantityTooLong) }
+            }
+            tick += Int64(delta)
+            guard p < end else {
+                try warn(eventStart, truncatedByEOF ? "file ends after a delta time; the cut event is dropped" : "chunk ends after a delta time; the cut event is dropped")
+                break
+            }
+            var status = bytes[p]
+            if status < 0x80 {
+                guard runningStatus != 0 else { throw fail(p, .runningStatusWithoutStatus(byte: status)) }
+                status = runningStatus
+            } else {
+                p += 1
+            }
+            switch status {
+            case 0xFF:
+                guard p < end else {
+                    try warn(eventStart, "track ends inside a meta event; the cut event is dropped")
+                    break parsing
+                }
+                let type = bytes[p]
+                p += 1
+                let lengthAt = p
+                guard let length = try readLength(&p, eventStart: eventStart) else { break parsing }
+                if length > end - p {
+                    if truncatedByEOF {
+                        try warn(eventStart, "file ends inside a meta event of \(length) bytes; the cut event is dropped")
+                        break parsing
+                    }
+                    throw fail(lengthAt, .eventLengthExceedsChunk(kind: "meta", declared: length, available: end - p))
+                }
+                if length > options.maximumEventLength {
+                    throw fail(lengthAt, .limitExceeded("meta event of \(length) bytes, more than \(options.maximumEventLength)"))
+                }
+                if type == MetaType.endOfTrack {
+                    endOfTrack = tick
+                    p += length
+                    if p < end {
+                        let rest = end - p
+                        if let tagAt = findTrackTag(from: p) {
+                            try warn(p, "\(rest) byte(s) after end of track; the chunk length looks wrong, re-synchronizing on the 'MTrk' at byte \(tagAt)")
+                            resyncAt = tagAt
+                        } else {
+                            try warn(p, "\(rest) byte(s) after end of track ignored")
+                        }
+                    }
+                    break parsing
+                }
+                let data = Array(UnsafeBufferPointer(rebasing: bytes[p..<p + length]))
+                p += length
+                events.append(TimedEvent(tick: tick, order: order, event: .meta(MetaEvent(type: type, data: data))))
+                pendingNext.append(-1)
+            case 0xF0, 0xF7:
+                let lengthAt = p
+                guard let length = try readLength(&p, eventStart: eventStart) else { break parsing }
+                if length > end - p {
+                    if truncatedByEOF {
+                        try warn(eventStart, "file ends inside a sysex event of \(length) bytes; the cut event is dropped")
+                        break parsing
+                    }
+                    throw fail(lengthAt, .eventLengthExceedsChunk(kind: "sysex", declared: length, available: end - p))
+                }
+                if length > options.maximumEventLength {
+                    throw fail(lengthAt, .limitExceeded("sysex event of \(length) bytes, more than \(options.maximumEventLength)"))
+                }
+                let data = Array(UnsafeBufferPointer(rebasing: bytes[p..<p + length]))
+                p += length
+                events.append(TimedEvent(tick: tick, order: order, event: .sysex(SysexEvent(status: status, payload: data))))
+                pendingNext.append(-1)
+            default:
+                guard let dataCount = MIDIStatus.dataByteCount(status) else {
+                    throw fail(p - 1, .undefinedStatus(status))
+                }
+                if status >= 0xF0 && !systemWarned {
+                    try warn(eventStart, "system message 0x\(hex(status)) inside a track (not allowed in SMF); kept")
+                    systemWarned = true
+                }
+                guard end - p >= dataCount else {
+                    try warn(eventStart, truncatedByEOF ? "file ends inside a MIDI message; the cut message is dropped" : "chunk ends inside a MIDI message; the cut message is dropped (the chunk length is probably wrong)")
+                    break parsing
+                }
+                var d1: UInt8 = 0, d2: UInt8 = 0
+                if dataCount >= 1 {
+                    d1 = bytes[p]
+                    if d1 > 0x7F { throw fail(p, .dataByteOutOfRange(status: status, byte: d1)) }
+                }
+                if dataCount == 2 {
+                    d2 = bytes[p + 1]
+                    if d2 > 0x7F { throw fail(p + 1, .dataByteOutOfRange(status: status, byte: d2)) }
+                }
+                p += dataCount
+                if status < 0xF0 { runningStatus = status }
+                let message = MIDIMessage(status: status, data1: d1, data2: d2)
+                let kind = status & 0xF0
+                if kind == 0x90 && d2 > 0 {
+                    let k = Int(status & 0x0F) << 7 | Int(d1)
+                    let index = Int32(events.count)
+                    events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
+                    pendingNext.append(-1)
+                    if tail[k] >= 0 { pendingNext[Int(tail[k])] = index } else { head[k] = index }
+                    tail[k] = index
+                } else if kind == 0x80 || kind == 0x90 {
+                    let k = Int(status & 0x0F) << 7 | Int(d1)
+                    let opened = head[k]
+                    if opened >= 0 {
+                        head[k] = pendingNext[Int(opened)]
+                        if head[k] < 0 { tail[k] = -1 }
+                        let on = events[Int(opened)]
+                        events[Int(opened)].event = .note(NoteEvent(
+                            channel: status & 0x0F, key: d1, velocity: on.event.messageData2,
+                            duration: tick - on.tick, releaseVelocity: kind == 0x80 ? d2 : 0,
+                            releasedByZeroVelocityNoteOn: kind == 0x90, releaseOrder: order))
+                    } else {
+                        events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
+                        pendingNext.append(-1)
+                    }
+                } else {
+                    events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
+                    pendingNext.append(-1)
+                }
+            }
+            order &+= 1
+        }
+        if endOfTrack == nil && !truncatedByEOF {
+            try warn(end, "track has no end-of-track event; it ends with its last event")
+        }
+        var track = MusicTrack()
+        track.append(contentsOf: events)
+        track.explicitLength = endOfTrack
+        return Result(track: track, resyncAt: resyncAt)
+    }
+
+    /// Reads a variable-length length field; nil (with a warning) when the chunk ends inside it.
+    mutating func readLength(_ p: inout Int, eventStart: Int) throws(SMFError) -> Int? {
+        var value = 0
+        var count = 0
+        while true {
+            guard p < end else {
+                try warn(eventStart, "track ends inside a length field; the cut event is dropped")
+                return nil
+            }
+            let b = bytes[p]
+            p += 1
+            count += 1
+            value = value << 7 | Int(b & 0x7F)
+            if b < 0x80 { return value }
+            if count == 4 { throw fail(p - 4, .variableLengthQuantityTooLong) }
+        }
+    }
+
+    func findTrackTag(from: Int) -> Int? {
+        var i = from
+        while i + 8 <= fileEnd {
+            if bytes[i] == 0x4D && bytes[i + 1] == 0x54 && bytes[i + 2] == 0x72 && bytes[i + 3] == 0x6B { return i }
+            i += 1
+            if i >= end { break }
+        }
+        return nil
+    }
+}
+
+extension SequenceEvent {
+    /// The second data byte of a `.message` (the velocity of a pending note-on).
+    @inlinable
+    var messageData2: UInt8 {
+        if case .message(let m) = self { return m.data2 }
+        return 0
+    }
+}

@@ -1,0 +1,249 @@
+import MIDI
+
+/// A note with its duration, as a sequencer thinks of it: one event instead of a note-on and
+/// a note-off.
+public struct NoteEvent: Hashable, Sendable {
+    /// MIDI channel, 0...15.
+    public var channel: UInt8
+    /// Key number, 0...127.
+    public var key: UInt8
+    /// Attack velocity, 1...127.
+    public var velocity: UInt8
+    /// Release velocity, 0...127 (0 when the release was a note-on with velocity 0).
+    public var releaseVelocity: UInt8
+    /// Length in ticks; 0 means the release falls on the same tick as the attack.
+    public var duration: Int64
+    /// True when the release is encoded as a note-on with velocity 0, as many files do;
+    /// kept so a file comes back with the bytes it had.
+    public var releasedByZeroVelocityNoteOn: Bool
+    /// Position of the release among the events of its tick (see ``TimedEvent/order``).
+    public var releaseOrder: UInt32
+
+    /// Creates a note.
+    public init(channel: UInt8, key: UInt8, velocity: UInt8, duration: Int64,
+                releaseVelocity: UInt8 = 0, releasedByZeroVelocityNoteOn: Bool = false,
+                releaseOrder: UInt32 = 0) {
+        self.channel = channel & 0x0F
+        self.key = key & 0x7F
+        self.velocity = velocity & 0x7F
+        self.duration = max(0, duration)
+        self.releaseVelocity = releaseVelocity & 0x7F
+        self.releasedByZeroVelocityNoteOn = releasedByZeroVelocityNoteOn
+        self.releaseOrder = releaseOrder
+    }
+
+    /// The message that starts the note.
+    public var onMessage: MIDIMessage { .noteOn(channel: channel, key: key, velocity: velocity) }
+
+    /// The message that ends the note.
+    public var offMessage: MIDIMessage {
+        releasedByZeroVelocityNoteOn
+            ? .noteOn(channel: channel, key: key, velocity: 0)
+            : .noteOff(channel: channel, key: key, velocity: releaseVelocity)
+    }
+}
+
+/// A system exclusive event as stored in a track: an F0 message, or an F7 packet (a
+/// continuation of a divided sysex, or an escape carrying any bytes).
+public struct SysexEvent: Hashable, Sendable {
+    /// 0xF0 for a sysex start, 0xF7 for a continuation packet or escape.
+    public var status: UInt8
+    /// The bytes after the status, exactly as stored (an F0 message normally ends with F7).
+    public var payload: [UInt8]
+
+    /// Creates a sysex event.
+    public init(status: UInt8 = 0xF0, payload: [UInt8]) {
+        self.status = status == 0xF7 ? 0xF7 : 0xF0
+        self.payload = payload
+    }
+
+    /// True when this F0 packet does not end with F7, so continuation packets follow.
+    public var isPacketStart: Bool { status == 0xF0 && payload.last != 0xF7 }
+}
+
+/// The meta event types the SMF specification defines.
+public enum MetaType {
+    public static let sequenceNumber: UInt8 = 0x00
+    public static let text: UInt8 = 0x01
+    public static let copyright: UInt8 = 0x02
+    public static let trackName: UInt8 = 0x03
+    public static let instrumentName: UInt8 = 0x04
+    public static let lyric: UInt8 = 0x05
+    public static let marker: UInt8 = 0x06
+    public static let cuePoint: UInt8 = 0x07
+    public static let programName: UInt8 = 0x08
+    public static let deviceName: UInt8 = 0x09
+    public static let channelPrefix: UInt8 = 0x20
+    public static let midiPort: UInt8 = 0x21
+    public static let endOfTrack: UInt8 = 0x2F
+    public static let tempo: UInt8 = 0x51
+    public static let smpteOffset: UInt8 = 0x54
+    public static let timeSignature: UInt8 = 0x58
+    public static let keySignature: UInt8 = 0x59
+    public static let sequencerSpecific: UInt8 = 0x7F
+}
+
+/// A meta event: a type byte and its data, kept exactly as stored whatever the type.
+public struct MetaEvent: Hashable, Sendable {
+    /// The meta type (0x00...0x7F in practice; any byte is kept).
+    public var type: UInt8
+    /// The event's data, without the length prefix.
+    public var data: [UInt8]
+
+    /// Creates a meta event.
+    public init(type: UInt8, data: [UInt8]) {
+        self.type = type
+        self.data = data
+    }
+
+    /// A tempo event in microseconds per quarter note (clamped to 1...0xFFFFFF).
+    public static func tempo(microsecondsPerQuarter: Int) -> MetaEvent {
+        let us = UInt32(min(max(microsecondsPerQuarter, 1), 0xFF_FFFF))
+        return MetaEvent(type: MetaType.tempo, data: [UInt8(us >> 16), UInt8((us >> 8) & 0xFF), UInt8(us & 0xFF)])
+    }
+
+    /// A tempo event in beats per minute.
+    public static func tempo(bpm: Double) -> MetaEvent {
+        tempo(microsecondsPerQuarter: Int((60_000_000.0 / bpm).rounded()))
+    }
+
+    /// A time signature event; `denominator` must be a power of two.
+    public static func timeSignature(_ signature: TimeSignature) -> MetaEvent {
+        MetaEvent(type: MetaType.timeSignature,
+                  data: [signature.numerator, signature.denominatorPower, signature.clocksPerClick, signature.thirtySecondsPerQuarter])
+    }
+
+    /// A key signature: `sharpsOrFlats` in -7...7, `minor` for a minor key.
+    public static func keySignature(sharpsOrFlats: Int8, minor: Bool) -> MetaEvent {
+        MetaEvent(type: MetaType.keySignature, data: [UInt8(bitPattern: sharpsOrFlats), minor ? 1 : 0])
+    }
+
+    /// A text-like meta event (text, track name, marker, lyric...) from a string.
+    public static func text(_ type: UInt8, _ string: String) -> MetaEvent {
+        MetaEvent(type: type, data: Array(string.utf8))
+    }
+
+    /// Microseconds per quarter note of a well-formed tempo event (at least 3 data bytes).
+    public var tempoMicrosecondsPerQuarter: Int? {
+        guard type == MetaType.tempo, data.count >= 3 else { return nil }
+        return Int(data[0]) << 16 | Int(data[1]) << 8 | Int(data[2])
+    }
+
+    /// The time signature of a well-formed time signature event.
+    public var timeSignature: TimeSignature? {
+        guard type == MetaType.timeSignature, data.count >= 4 else { return nil }
+        return TimeSignature(numerator: data[0], denominatorPower: data[1], clocksPerClick: data[2], thirtySecondsPerQuarter: data[3])
+    }
+
+    /// The text of a text-like event, decoded as UTF-8 when valid and as Latin-1 otherwise.
+    public var text: String {
+        if let s = String(validating: data, as: UTF8.self) { return s }
+        return String(data.map { Character(Unicode.Scalar($0)) })
+    }
+}
+
+/// Which part of a node a parameter event addresses, as in Apple's audio unit scopes.
+public enum ParameterScope: UInt8, Hashable, Sendable, Codable {
+    case global = 0, input = 1, output = 2, group = 3
+}
+
+/// Parameter automation: sets a parameter of a node of the audio graph.
+public struct ParameterEvent: Hashable, Sendable {
+    /// The node's identifier in the graph.
+    public var node: UInt32
+    /// The parameter's identifier within the node.
+    public var parameter: UInt32
+    /// The scope of the parameter.
+    public var scope: ParameterScope
+    /// The element (bus or channel) within the scope.
+    public var element: UInt32
+    /// The new value, in the parameter's unit.
+    public var value: Float
+
+    /// Creates a parameter event.
+    public init(node: UInt32, parameter: UInt32, scope: ParameterScope = .global, element: UInt32 = 0, value: Float) {
+        self.node = node
+        self.parameter = parameter
+        self.scope = scope
+        self.element = element
+        self.value = value
+    }
+}
+
+/// An application-defined event: opaque bytes the player hands back to a callback.
+public struct UserEvent: Hashable, Sendable {
+    /// The application's bytes.
+    public var data: [UInt8]
+    /// Creates a user event.
+    public init(data: [UInt8]) { self.data = data }
+}
+
+/// Anything a track can hold.
+public enum SequenceEvent: Hashable, Sendable {
+    /// A note with a duration.
+    case note(NoteEvent)
+    /// Any other short MIDI message: control and program changes, pitch bend, pressure, and
+    /// note-ons or note-offs that have no partner; system common and real-time bytes found
+    /// inside a file are kept here too.
+    case message(MIDIMessage)
+    /// A sysex message or packet.
+    case sysex(SysexEvent)
+    /// A meta event.
+    case meta(MetaEvent)
+    /// Parameter automation.
+    case parameter(ParameterEvent)
+    /// An application event.
+    case user(UserEvent)
+
+    /// Rank in the documented same-tick order used for playback: note-offs first, then
+    /// resets, bank select, program change, other controllers and pitch bend, and note-ons
+    /// last. Meta, sysex and automation events come before channel messages so a tempo
+    /// or parameter change applies to the notes on its tick.
+    public var playbackRank: UInt8 {
+        switch self {
+        case .meta: return 0
+        case .sysex: return 2
+        case .parameter: return 3
+        case .user: return 9
+        case .note: return 8
+        case .message(let m):
+            switch m.status & 0xF0 {
+            case 0x80: return 1
+            case 0x90: return m.data2 == 0 ? 1 : 8
+            case 0xB0:
+                switch m.data1 {
+                case 120, 121, 123, 124, 125, 126, 127: return 4
+                case 0, 32: return 5
+                default: return 7
+                }
+            case 0xC0: return 6
+            case 0xF0: return 2
+            default: return 7
+            }
+        }
+    }
+}
+
+/// An event placed on a track.
+public struct TimedEvent: Hashable, Sendable {
+    /// Position in ticks from the start of the track.
+    public var tick: Int64
+    /// Position among events of the same tick. Loading keeps the file's order here, so a file
+    /// is written back with its same-tick order; new events get the next free value.
+    public var order: UInt32
+    /// The event.
+    public var event: SequenceEvent
+
+    /// Creates a timed event.
+    public init(tick: Int64, order: UInt32 = 0, event: SequenceEvent) {
+        self.tick = tick
+        self.order = order
+        self.event = event
+    }
+
+    /// The tick at which the event ends: `tick + duration` for notes, `tick` otherwise.
+    public var endTick: Int64 {
+        if case .note(let n) = event { return tick + n.duration }
+        return tick
+    }
+}

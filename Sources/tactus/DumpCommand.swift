@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import MIDIFile
+import Sequencing
+
+struct DumpCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dump",
+        abstract: "Print a MIDI file's events, one per line.",
+        discussion: "--json prints the document of the corpus oracle (same keys and schema), so Tactus can be diffed against mido; --notes prints notes paired first in, first out."
+    )
+
+    @Argument(help: "The MIDI file.")
+    var file: String
+
+    @Flag(name: .long, help: "Print the oracle's JSON document.")
+    var json = false
+
+    @Flag(name: .long, help: "Print notes with their start and end ticks instead of events.")
+    var notes = false
+
+    @OptionGroup var input: InputOptions
+
+    func run() throws {
+        let smf = try loadMIDIFile(file, options: input)
+        var out = OutputBuffer()
+        if json {
+            let doc = notes ? FileDump.notesDocument(of: smf) : FileDump.document(of: smf)
+            out.line(doc.canonicalText())
+        } else if notes {
+            let pairing = FileDump.notes(of: smf)
+            out.line("# track channel key start end velocity")
+            for n in pairing.matched {
+                out.line("\(n.track) \(n.channel) \(n.pitch) \(n.start) \(n.end.map(String.init) ?? "-") \(n.velocity)")
+            }
+            for n in pairing.unterminated {
+                out.line("\(n.track) \(n.channel) \(n.pitch) \(n.start) unterminated \(n.velocity)")
+            }
+            if pairing.orphans > 0 { out.line("# \(pairing.orphans) note-off(s) without a note-on") }
+        } else {
+            let sequence = smf.makeSequence()
+            let tempo = sequence.makeTempoMap()
+            let meter = sequence.makeMeterMap()
+            out.line("# format \(smf.format), \(smf.tracks.count) track(s), division \(describe(smf.timeBase))")
+            for (ti, track) in smf.tracks.enumerated() {
+                out.line("# track \(ti)")
+                track.forEachFileEvent { tick, event in
+                    let position = meter.barBeatTick(atTick: tick)
+                    let seconds = smf.timeBase.isUsable ? String(format: "%.6f", tempo.seconds(atTick: tick)) : "-"
+                    out.line("\(ti)\t\(tick)\t\(position)\t\(seconds)\t\(FileDump.kindName(event))\t\(describe(event))")
+                }
+                if let end = track.explicitLength {
+                    out.line("\(ti)\t\(end)\t\(meter.barBeatTick(atTick: end))\t\(smf.timeBase.isUsable ? String(format: "%.6f", tempo.seconds(atTick: end)) : "-")\tend_of_track")
+                }
+            }
+        }
+        out.flush()
+    }
+}
+
+func describe(_ timeBase: TimeBase) -> String {
+    switch timeBase {
+    case .ticksPerQuarter(let q): return "\(q) ticks per quarter"
+    case .smpte(let fps, let tpf): return "SMPTE \(fps == 29 ? "29.97 drop" : String(fps)) fps, \(tpf) ticks per frame"
+    }
+}
+
+func describe(_ event: FileEvent) -> String {
+    switch event {
+    case .message(let m):
+        switch m.status & 0xF0 {
+        case 0x80, 0x90: return "ch=\(m.channel + 1) key=\(m.data1) vel=\(m.data2)"
+        case 0xA0: return "ch=\(m.channel + 1) key=\(m.data1) pressure=\(m.data2)"
+        case 0xB0: return "ch=\(m.channel + 1) cc=\(m.data1) value=\(m.data2)"
+        case 0xC0: return "ch=\(m.channel + 1) program=\(m.data1)"
+        case 0xD0: return "ch=\(m.channel + 1) pressure=\(m.data1)"
+        case 0xE0: return "ch=\(m.channel + 1) bend=\(Int(m.pitchBendValue) - 8192)"
+        default: return m.description
+        }
+    case .sysex(let s):
+        return "\(s.status == 0xF0 ? "F0" : "F7") " + s.payload.prefix(32).map { String(format: "%02X", $0) }.joined(separator: " ") + (s.payload.count > 32 ? " ... (\(s.payload.count) bytes)" : "")
+    case .meta(let m):
+        if let us = m.tempoMicrosecondsPerQuarter { return String(format: "%.3f bpm (%d us/quarter)", 60_000_000.0 / Double(us), us) }
+        if let sig = m.timeSignature { return "\(sig)" }
+        if (1...9).contains(m.type) { return "\"\(m.text)\"" }
+        return m.data.map { String(format: "%02X", $0) }.joined(separator: " ")
+    }
+}

@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import MIDI
+import MIDIFile
+import Sequencing
+
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Describe a MIDI file: format, division, duration, tempo map, time signatures and tracks."
+    )
+
+    @Argument(help: "The MIDI file.")
+    var file: String
+
+    @OptionGroup var input: InputOptions
+
+    func run() throws {
+        let smf = try loadMIDIFile(file, options: input)
+        let sequence = smf.makeSequence()
+        let tempo = sequence.makeTempoMap()
+        let meter = sequence.makeMeterMap()
+        let length = sequence.length
+        var out = OutputBuffer()
+        out.line("file:        \(file)")
+        out.line("format:      \(smf.format) (\(smf.tracks.count) track\(smf.tracks.count == 1 ? "" : "s"))")
+        out.line("division:    \(describe(smf.timeBase))")
+        if smf.timeBase.isUsable {
+            let seconds = tempo.seconds(atTick: length)
+            let end = meter.barBeatTick(atTick: length)
+            out.line("duration:    \(formatDuration(seconds)) (\(String(format: "%.3f", seconds)) s), \(String(format: "%.2f", meter.bars(atTick: length))) bars, ends at \(end), \(length) ticks")
+        } else {
+            out.line("duration:    \(length) ticks (division 0: no time)")
+        }
+        let changes = sequence.tempoChanges
+        if case .smpte = smf.timeBase {
+            out.line("tempo:       SMPTE time; tempo events do not change speed")
+        } else if changes.isEmpty {
+            out.line("tempo:       120 BPM (no tempo events)")
+        } else {
+            out.line("tempo map:   \(changes.count) change\(changes.count == 1 ? "" : "s")")
+            for change in changes.prefix(20) {
+                out.line("  \(meter.barBeatTick(atTick: change.tick))  \(String(format: "%.3f", change.bpm)) BPM")
+            }
+            if changes.count > 20 { out.line("  ... \(changes.count - 20) more") }
+        }
+        let signatures = sequence.timeSignatures
+        if signatures.isEmpty {
+            out.line("time sig:    4/4 (none given)")
+        } else {
+            out.line("time sigs:   \(signatures.map { "\($0.signature) at \(meter.barBeatTick(atTick: $0.tick))" }.prefix(10).joined(separator: ", "))\(signatures.count > 10 ? ", ..." : "")")
+        }
+        let keys = sequence.keySignatures
+        if !keys.isEmpty {
+            out.line("key sigs:    \(keys.prefix(10).map { "\(keyName($0.key)) at \(meter.barBeatTick(atTick: $0.tick))" }.joined(separator: ", "))")
+        }
+        out.line("tracks:")
+        out.line("  #  name                      channels          programs          notes    events")
+        for (i, track) in smf.tracks.enumerated() {
+            var channels = Set<UInt8>()
+            var programs: [UInt8: Set<UInt8>] = [:]
+            var notes = 0
+            for e in track.events {
+                switch e.event {
+                case .note(let n):
+                    channels.insert(n.channel)
+                    notes += 1
+                case .message(let m) where m.isChannelMessage:
+                    channels.insert(m.channel)
+                    if m.status & 0xF0 == 0xC0 { programs[m.channel, default: []].insert(m.data1) }
+                    if m.isNoteOn { notes += 1 }
+                default: break
+                }
+            }
+            var fileEvents = 0
+            track.forEachFileEvent { _, _ in fileEvents += 1 }
+            if track.explicitLength != nil { fileEvents += 1 }
+            let name = (track.name ?? "").replacingOccurrences(of: "\n", with: " ")
+            let channelText = channels.isEmpty ? "-" : channels.sorted().map { String($0 + 1) }.joined(separator: ",")
+            let programText = programs.isEmpty ? "-" : programs.keys.sorted().flatMap { ch in programs[ch]!.sorted().map { "\(ch + 1):\($0)" } }.joined(separator: ",")
+            out.line("  " + pad(String(i), 2) + " " + pad(String(name.prefix(25)), 25) + " " + pad(channelText, 17) + " " + pad(programText, 17) + " " + pad(String(notes), 8) + " " + String(fileEvents))
+        }
+        out.flush()
+    }
+}
+
+func pad(_ s: String, _ width: Int) -> String {
+    s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
+}
+
+func formatDuration(_ seconds: Double) -> String {
+    let total = Int(seconds.rounded(.down))
+    let ms = Int(((seconds - Double(total)) * 1000).rounded(.down))
+    return String(format: "%d:%02d.%03d", total / 60, total % 60, ms)
+}
+
+func keyName(_ key: KeySignature) -> String {
+    let majors = ["Cb", "Gb", "Db", "Ab", "Eb", "Bb", "F", "C", "G", "D", "A", "E", "B", "F#", "C#"]
+    let minors = ["Ab", "Eb", "Bb", "F", "C", "G", "D", "A", "E", "B", "F#", "C#", "G#", "D#", "A#"]
+    let i = Int(key.sharpsOrFlats) + 7
+    guard (0..<15).contains(i) else { return "\(key.sharpsOrFlats) \(key.isMinor ? "minor" : "major")" }
+    return key.isMinor ? minors[i] + " minor" : majors[i] + " major"
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import MIDIFile
+import Sequencing
+
+/// Options every command that reads a MIDI file shares.
+struct InputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Treat every warning about the file as an error.")
+    var strict = false
+
+    @Flag(name: .long, help: "Do not print warnings about the file.")
+    var quiet = false
+}
+
+/// Reads a MIDI file for a command, printing warnings and mapping failures to exit codes:
+/// 66 when the file is missing or unreadable, 65 when its content is refused.
+func loadMIDIFile(_ path: String, options: InputOptions) throws -> StandardMIDIFile {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        printError("\(path): no such file")
+        throw ExitCode(ExitStatus.noInput)
+    }
+    if isDirectory.boolValue {
+        printError("\(path): is a directory, not a MIDI file")
+        throw ExitCode(ExitStatus.noInput)
+    }
+    guard FileManager.default.isReadableFile(atPath: path) else {
+        printError("\(path): permission denied")
+        throw ExitCode(ExitStatus.noInput)
+    }
+    var readOptions = SMFReadOptions()
+    readOptions.strict = options.strict
+    do {
+        let file = try SMFReader.read(contentsOf: path, options: readOptions)
+        if !options.quiet {
+            for warning in file.warnings { printError("\(path): warning: \(warning)") }
+        }
+        return file
+    } catch let error as SMFError {
+        printError(error.description)
+        throw ExitCode(ExitStatus.dataError)
+    } catch {
+        printError("\(path): cannot read: \(error.localizedDescription)")
+        throw ExitCode(ExitStatus.noInput)
+    }
+}

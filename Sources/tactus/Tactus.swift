@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct Tactus: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tactus",
+        abstract: "A music sequencer for Linux: inspect, convert, render and play MIDI files.",
+        version: "0.1.0",
+        subcommands: [InfoCommand.self, DumpCommand.self, ConvertCommand.self]
+    )
+}
+
+/// Exit codes from sysexits.h, which the CLI promises.
+enum ExitStatus {
+    static let usage: Int32 = 64
+    static let dataError: Int32 = 65
+    static let noInput: Int32 = 66
+    static let unavailable: Int32 = 69
+    static let cannotCreate: Int32 = 73
+    static let ioError: Int32 = 74
+}
+
+/// Prints one line to standard error.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// Writes to standard output in large pieces (print() per line is slow for big dumps).
+struct OutputBuffer {
+    private var buffer: [UInt8] = []
+
+    mutating func write(_ s: String) {
+        buffer.append(contentsOf: s.utf8)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    mutating func line(_ s: String = "") {
+        write(s)
+        buffer.append(0x0A)
+    }
+
+    mutating func flush() {
+        guard !buffer.isEmpty else { return }
+        buffer.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Foundation.write(1, raw.baseAddress! + offset, raw.count - offset)
+                if n <= 0 { break }
+                offset += n
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
