@@ -21,10 +21,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(name: "songwriter", dependencies: ["MIDI", "Sequencing", "MIDIFile"]),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
-        .testTarget(name: "CLITests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
+        .testTarget(name: "CLITests", dependencies: ["tactus", "MIDIFile", "Sequencing", "MIDI"]),
     ],
     swiftLanguageModes: [.v6]
 )
