@@ -62,8 +62,8 @@ public enum FileDump {
         }
     }
 
-    static func hexField(_ bytes: [UInt8]) -> String {
-        if bytes.count > 1024 {
+    static func hexField(_ bytes: [UInt8], full: Bool = false) -> String {
+        if bytes.count > 1024 && !full {
             return "len=\(bytes.count) sha256=\(SHA256.hexDigest(bytes))"
         }
         let digits: [UInt8] = Array("0123456789abcdef".utf8)
@@ -116,7 +116,9 @@ public enum FileDump {
     }
 
     /// The full document (`dump --json`).
-    public static func document(of file: StandardMIDIFile) -> JSONValue {
+    /// With `fullBytes`, events over 1024 bytes are printed whole instead of as the oracle's
+    /// "len=N sha256=HEX" abbreviation, so `tactus build` can turn the document back into a file.
+    public static func document(of file: StandardMIDIFile, fullBytes: Bool = false) -> JSONValue {
         var tracks: [JSONValue] = []
         var tempoRows: [(Int64, Int, Int)] = []
         var timeSigRows: [(Int64, [JSONValue], Int)] = []
@@ -129,7 +131,7 @@ public enum FileDump {
             var ons = 0, offs = 0
             var lastTick: Int64 = 0
             track.forEachFileEvent { tick, event in
-                rows.append(.array([.int(tick), .string(kindName(event)), .string(hexField(rawBytes(event)))]))
+                rows.append(.array([.int(tick), .string(kindName(event)), .string(hexField(rawBytes(event), full: fullBytes))]))
                 lastTick = max(lastTick, tick)
                 switch event {
                 case .message(let m):

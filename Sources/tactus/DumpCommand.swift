@@ -19,13 +19,16 @@ struct DumpCommand: ParsableCommand {
     @Flag(name: .long, help: "Print notes with their start and end ticks instead of events.")
     var notes = false
 
+    @Flag(name: .long, help: "With --json, print events over 1024 bytes whole instead of as a hash, so `tactus build` can read the document back.")
+    var full = false
+
     @OptionGroup var input: InputOptions
 
     func run() throws {
         let smf = try loadMIDIFile(file, options: input)
         var out = OutputBuffer()
         if json {
-            let doc = notes ? FileDump.notesDocument(of: smf) : FileDump.document(of: smf)
+            let doc = notes ? FileDump.notesDocument(of: smf) : FileDump.document(of: smf, fullBytes: full)
             out.line(doc.canonicalText())
         } else if notes {
             let pairing = FileDump.notes(of: smf)

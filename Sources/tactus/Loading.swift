@@ -15,6 +15,11 @@ struct InputOptions: ParsableArguments {
 /// Reads a MIDI file for a command, printing warnings and mapping failures to exit codes:
 /// 66 when the file is missing or unreadable, 65 when its content is refused.
 func loadMIDIFile(_ path: String, options: InputOptions) throws -> StandardMIDIFile {
+    try loadMIDIFile(path, strict: options.strict, quiet: options.quiet)
+}
+
+/// Reads a MIDI file with explicit strictness and verbosity.
+func loadMIDIFile(_ path: String, strict: Bool, quiet: Bool) throws -> StandardMIDIFile {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
         printError("\(path): no such file")
@@ -29,10 +34,10 @@ func loadMIDIFile(_ path: String, options: InputOptions) throws -> StandardMIDIF
         throw ExitCode(ExitStatus.noInput)
     }
     var readOptions = SMFReadOptions()
-    readOptions.strict = options.strict
+    readOptions.strict = strict
     do {
         let file = try SMFReader.read(contentsOf: path, options: readOptions)
-        if !options.quiet {
+        if !quiet {
             for warning in file.warnings { printError("\(path): warning: \(warning)") }
         }
         return file

@@ -1,0 +1,41 @@
+import ArgumentParser
+import Foundation
+import MIDIFile
+
+struct BuildCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "build",
+        abstract: "Make a MIDI file from a JSON document in the `tactus dump --json` schema.",
+        discussion: "Only format, division and tracks[].events ([tick, kind, hex]) are read; summaries are recomputed. Scripts can dump a file, edit the JSON and build it back."
+    )
+
+    @Argument(help: "The JSON document.")
+    var input: String
+
+    @Option(name: [.short, .long], help: "The MIDI file to write.")
+    var output: String
+
+    func run() throws {
+        guard FileManager.default.fileExists(atPath: input) else {
+            printError("\(input): no such file")
+            throw ExitCode(ExitStatus.noInput)
+        }
+        guard let data = FileManager.default.contents(atPath: input) else {
+            printError("\(input): cannot read")
+            throw ExitCode(ExitStatus.noInput)
+        }
+        let file: StandardMIDIFile
+        do {
+            file = try JSONImport.file(from: data)
+        } catch {
+            printError("\(input): \(error)")
+            throw ExitCode(ExitStatus.dataError)
+        }
+        do {
+            try SMFWriter.writeAtomically(SMFWriter.bytes(of: file), to: output)
+        } catch {
+            printError("\(error)")
+            throw ExitCode(ExitStatus.cannotCreate)
+        }
+    }
+}
