@@ -14,6 +14,8 @@ let package = Package(
         .target(name: "MIDI"),
         .target(name: "Sequencing", dependencies: ["MIDI"]),
         .target(name: "MIDIFile", dependencies: ["MIDI", "Sequencing"]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .target(name: "ALSA", dependencies: ["CALSA"]),
         .executableTarget(
             name: "tactus",
             dependencies: [
@@ -23,6 +25,7 @@ let package = Package(
         ),
         .executableTarget(name: "songwriter", dependencies: ["MIDI", "Sequencing", "MIDIFile"]),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
+        .testTarget(name: "ALSATests", dependencies: ["ALSA"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
         .testTarget(name: "CLITests", dependencies: ["tactus", "MIDIFile", "Sequencing", "MIDI"]),
