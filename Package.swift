@@ -19,7 +19,7 @@ let package = Package(
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "MIDI", "Sequencing", "MIDIFile",
+                "MIDI", "Sequencing", "MIDIFile", "ALSA",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
