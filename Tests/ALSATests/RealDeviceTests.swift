@@ -1,0 +1,78 @@
+import ALSA
+import Foundation
+import Testing
+
+/// One second of a deterministic signal, then silence.
+final class FiniteSource: PCMRenderSource, @unchecked Sendable {
+    let length: Int
+    var frame = 0
+    init(length: Int) { self.length = length }
+
+    static func sample(_ n: Int) -> (Float, Float) {
+        (Float((n * 7919) % 2000) / 2000 - 0.5, Float((n * 104_729) % 1500) / 1500 - 0.5)
+    }
+
+    func renderPCM(frameCount: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+        for i in 0..<frameCount {
+            let n = frame + i
+            if n < length {
+                (left[i], right[i]) = Self.sample(n)
+            } else {
+                left[i] = 0
+                right[i] = 0
+            }
+        }
+        frame += frameCount
+    }
+}
+
+/// Tests against the real ALSA kernel drivers; they run inside the QEMU VM of
+/// `Tests/VM/run-vm-tests.sh`, which sets TACTUS_REAL_ALSA=1 (snd-aloop is card 0, snd-dummy card 2).
+@Suite("ALSA real devices", .enabled(if: ProcessInfo.processInfo.environment["TACTUS_REAL_ALSA"] == "1"))
+struct RealDeviceTests {
+    @Test("snd-dummy plays at real-time pace without underruns")
+    func realTimePace() throws {
+        let output = try PCMOutput(PCMConfiguration(device: "hw:2,0", sampleRate: 48_000, periodFrames: 480, bufferFrames: 1920, format: .s16))
+        let source = FiniteSource(length: 96_000)
+        let start = Date()
+        try output.start(source: source)
+        while output.framesWritten < 96_000 + Int64(output.granted.bufferFrames) { usleep(2000) }
+        let elapsed = Date().timeIntervalSince(start)
+        output.stop()
+        #expect(output.error == nil)
+        #expect(output.xrunCount == 0)
+        // 2 s of audio plus what fills the buffer first: real-time pace, not as fast as possible.
+        #expect(elapsed > 1.9 && elapsed < 2.6, "took \(elapsed) s")
+    }
+
+    @Test("Through snd-aloop, the capture side receives exactly what was played")
+    func loopbackBitExact() throws {
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(UUID().uuidString).raw").path
+        let recorder = Process()
+        recorder.executableURL = URL(fileURLWithPath: "/usr/bin/arecord")
+        recorder.arguments = ["-q", "-D", "hw:Loopback,1,0", "-f", "S16_LE", "-c", "2", "-r", "48000", "-t", "raw", "-d", "3", capture]
+        try recorder.run()
+        usleep(300_000)
+        let output = try PCMOutput(PCMConfiguration(device: "hw:Loopback,0,0", sampleRate: 48_000, periodFrames: 480, bufferFrames: 1920, format: .s16))
+        let source = FiniteSource(length: 48_000)
+        try output.start(source: source)
+        // The signal, then 200 ms of silence, which snd-aloop may cut when playback stops.
+        while output.framesWritten < 48_000 + 9_600 + Int64(output.granted.bufferFrames) { usleep(2000) }
+        output.stop(drain: true)
+        recorder.waitUntilExit()
+        let data = try Data(contentsOf: URL(fileURLWithPath: capture))
+        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        guard let first = stride(from: 0, to: samples.count, by: 2).first(where: { samples[$0] != 0 || samples[$0 + 1] != 0 }) else {
+            Issue.record("capture is silent (\(samples.count / 2) frames)")
+            return
+        }
+        let frames = (samples.count - first) / 2
+        try #require(frames >= 48_000, "captured \(frames) frames after the start")
+        var mismatches = 0
+        for n in 0..<48_000 {
+            let (l, r) = FiniteSource.sample(n)
+            if samples[first + 2 * n] != Int16((l * 32767).rounded()) || samples[first + 2 * n + 1] != Int16((r * 32767).rounded()) { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+    }
+}

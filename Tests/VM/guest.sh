@@ -1,0 +1,33 @@
+#!/bin/sh
+# Runs inside the VM (busybox sh). Arguments: the build's bin directory and the repository root.
+bin="$1"
+root="$2"
+passed=0
+failed=0
+check() {
+  name="$1"
+  shift
+  if "$@" > /tmp/check.out 2>&1; then
+    passed=$((passed + 1))
+    echo "PASS $name: $(grep -E 'Test run with|[0-9]+ passed' /tmp/check.out | tail -1)"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name"
+    sed 's/^/    /' /tmp/check.out | tail -40
+  fi
+}
+
+ports_lists_kernel_clients() {
+  out=$("$bin/tactus" ports) || return 1
+  echo "$out"
+  echo "$out" | grep -q "Midi Through" && echo "$out" | grep -q "VirMIDI 1-0"
+}
+check "tactus ports lists the kernel's clients" ports_lists_kernel_clients
+
+real_device_tests() {
+  TACTUS_REAL_ALSA=1 "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter RealDeviceTests
+}
+check "PCM driver on snd-dummy and snd-aloop" real_device_tests
+
+echo "VM: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Real-kernel tests: boots a throw-away QEMU VM with the ALSA sequencer, snd-virmidi, snd-aloop
+# and snd-dummy (through the recipe in ../shared/alsa-vm), copies the built tactus binary, the
+# test bundle and the ALSA utilities in, and runs Tests/VM/guest.sh there.
+# Usage: Tests/VM/run-vm-tests.sh   (after `swift build --build-tests`)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+shared=${TACTUS_SHARED:-$root/../shared}
+vm="$shared/alsa-vm/run-in-vm.sh"
+if [ ! -f "$vm" ]; then
+  echo "VM tests skipped: $vm not found"
+  exit 0
+fi
+cd "$root"
+bin=$(swift build --show-bin-path)
+for f in "$bin/tactus" "$bin/TactusPackageTests.xctest"; do
+  [ -e "$f" ] || { echo "run-vm-tests: $f is missing; run swift build --build-tests first" >&2; exit 2; }
+done
+tools=()
+for t in arecord aplay aplaymidi arecordmidi aconnect; do
+  p=$(command -v "$t" || true)
+  [ -n "$p" ] && tools+=(-f "$p")
+done
+bash "$vm" -t "${TACTUS_VM_TIMEOUT:-600}" -m 2048 \
+  -f "$bin/tactus" -f "$bin/TactusPackageTests.xctest" -f "$root/Songs" -f "$root/Tests/VM/guest.sh" "${tools[@]}" \
+  -- sh "$root/Tests/VM/guest.sh" "$bin" "$root"
