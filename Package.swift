@@ -14,10 +14,13 @@ let package = Package(
         .target(name: "MIDI"),
         .target(name: "Sequencing", dependencies: ["MIDI"]),
         .target(name: "MIDIFile", dependencies: ["MIDI", "Sequencing"]),
+        .target(name: "AudioGraph", dependencies: ["MIDI"]),
+        .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
+        .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "MIDI"]),
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "MIDI", "Sequencing", "MIDIFile",
+                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
