@@ -24,6 +24,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "tactus-render-benchmark",
+            dependencies: ["AudioGraph", "Instruments", "Playback", "MIDIFile", "Sequencing"],
+            path: "Benchmarks/RenderBenchmark"
+        ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),

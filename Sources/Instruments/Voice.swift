@@ -90,23 +90,38 @@ struct Voice {
     var isReleased: Bool { stage == .release || stage == .fastFade }
 
     /// Renders `count` frames, adding into `left`/`right`.
+    ///
+    /// The state is copied into locals for the loop and stored back at the end: through the
+    /// pointer the compiler would otherwise reload and store every field on every sample,
+    /// since the output pointers might alias the voice.
     @inline(__always)
     mutating func render(count: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
                          tables: VoiceTables, gainGlide: Float) {
         let waveA = patch.waveA, waveB = patch.waveB
         let levelB = patch.levelB, noiseLevel = patch.noiseLevel
+        let sustainLevel = patch.sustain
         let mode = patch.filterMode
         let useB = levelB > 0
-        let useNoise = noiseLevel > 0 || waveA == .noise
+        let useNoise = noiseLevel > 0 || waveA == .noise || waveB == .noise
+        let addNoise = waveA != .noise ? noiseLevel : 0
+        var stage = self.stage, level = self.level
+        let attackStep = self.attackStep, decayCoefficient = self.decayCoefficient
+        let releaseCoefficient = self.releaseCoefficient, fadeStep = self.fadeStep
+        var phaseA = self.phaseA, phaseB = self.phaseB, phaseMod = self.phaseMod
+        let incA = self.incA, incB = self.incB, incMod = self.incMod, fmIndex = self.fmIndex
+        var noiseState = self.noiseState
+        var ic1 = self.ic1, ic2 = self.ic2
+        let fa1 = self.fa1, fa2 = self.fa2, fa3 = self.fa3, fk = self.fk
+        var gainL = self.gainL, gainR = self.gainR
+        let targetL = self.targetL, targetR = self.targetR
         for i in 0..<count {
-            // Envelope.
             switch stage {
             case .attack:
                 level += attackStep
                 if level >= 1 { level = 1; stage = .decay }
             case .decay:
-                level = patch.sustain + (level - patch.sustain) * decayCoefficient
-                if patch.sustain <= 0 && level < 1e-4 { stage = .off; level = 0 }
+                level = sustainLevel + (level - sustainLevel) * decayCoefficient
+                if sustainLevel <= 0 && level < 1e-4 { stage = .off; level = 0 }
             case .sustain:
                 break
             case .release:
@@ -116,8 +131,9 @@ struct Voice {
                 level -= fadeStep
                 if level <= 0 { stage = .off; level = 0 }
             case .off:
-                return
+                break
             }
+            if stage == .off { break }
             var noise: Float = 0
             if useNoise {
                 noiseState ^= noiseState << 13
@@ -134,9 +150,9 @@ struct Voice {
             case .triangle: s = 4 * abs(phaseA - 0.5) - 1
             case .noise: s = noise
             case .fm:
-                let m = tables.sin(phaseMod) * fmIndex
-                var p = phaseA + m
-                p -= p.rounded(.down)
+                // The index stays below 8, so the offset keeps the phase positive for truncation.
+                var p = phaseA + tables.sin(phaseMod) * fmIndex + 8
+                p -= Float(Int(p))
                 s = tables.sin(p)
                 phaseMod = wrap(phaseMod + incMod)
             }
@@ -153,8 +169,7 @@ struct Voice {
                 phaseB = wrap(phaseB + incB)
                 s += b * levelB
             }
-            if waveA != .noise { s += noise * noiseLevel }
-            // Filter.
+            s += noise * addNoise
             let v3 = s - ic2
             let v1 = fa1 * ic1 + fa2 * v3
             let v2 = ic2 + fa2 * ic1 + fa3 * v3
@@ -172,5 +187,15 @@ struct Voice {
             left[i] += out * gainL
             right[i] += out * gainR
         }
+        self.stage = stage
+        self.level = level
+        self.phaseA = phaseA
+        self.phaseB = phaseB
+        self.phaseMod = phaseMod
+        self.noiseState = noiseState
+        self.ic1 = ic1
+        self.ic2 = ic2
+        self.gainL = gainL
+        self.gainR = gainR
     }
 }
