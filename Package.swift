@@ -33,6 +33,14 @@ let package = Package(
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
         .testTarget(name: "CLITests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
+        // Test-only allocation counter; linked only into the test executable.
+        .target(name: "MallocCounter"),
+        .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDI"]),
+        .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI"]),
+        .testTarget(
+            name: "PlaybackTests",
+            dependencies: ["Playback", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
