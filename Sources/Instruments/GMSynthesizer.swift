@@ -331,7 +331,7 @@ public final class GMSynthesizer: AudioNode {
         // expression (squared, 40·log10), equal-power pan.
         let vel = voices[i].velocity
         let velocityGain = 0.2 + 0.8 * vel * vel
-        let amplitude = 0.16 * p.gain * velocityGain * ch.volume * ch.volume * ch.expression * ch.expression * masterGain
+        let amplitude = 0.25 * p.gain * velocityGain * ch.volume * ch.volume * ch.expression * ch.expression * masterGain
         let pan = min(max(ch.pan + p.pan, -1), 1)
         let angle = (pan + 1) * Float.pi / 4
         voices[i].targetL = amplitude * cos(angle)
