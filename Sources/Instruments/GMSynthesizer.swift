@@ -19,6 +19,8 @@ public final class GMSynthesizer: AudioNode {
         public static let voiceLimit: UInt32 = 1
         /// Transposition of melodic channels in semitones.
         public static let transpose: UInt32 = 2
+        /// Level of the built-in room reverb that the channels' reverb sends (CC 91) feed.
+        public static let reverbLevel: UInt32 = 3
     }
 
     /// Frames between control updates; the grid is aligned to absolute frame 0.
@@ -33,6 +35,7 @@ public final class GMSynthesizer: AudioNode {
         AudioParameterInfo(id: Parameter.volume, name: "Volume", range: -60...12, unit: .decibels, defaultValue: 0),
         AudioParameterInfo(id: Parameter.voiceLimit, name: "Voice limit", range: 1...Float(maximumVoiceLimit), unit: .indexed, defaultValue: 64),
         AudioParameterInfo(id: Parameter.transpose, name: "Transpose", range: -48...48, unit: .generic, defaultValue: 0),
+        AudioParameterInfo(id: Parameter.reverbLevel, name: "Reverb level", range: 0...1, unit: .fraction, defaultValue: 0.3),
     ])
     public var parameterInfos: [AudioParameterInfo] { table.infos }
 
@@ -47,6 +50,8 @@ public final class GMSynthesizer: AudioNode {
         var bend: Float = 0
         var bendRange: Float = 2
         var rpnMSB: UInt8 = 127, rpnLSB: UInt8 = 127
+        /// CC 91; General MIDI's default is 40. Reset All Controllers leaves it alone (RP-015).
+        var reverbSend: Float = 40 / 127
 
         mutating func resetControllers() {
             expression = 1
@@ -60,6 +65,10 @@ public final class GMSynthesizer: AudioNode {
 
     private let tables = VoiceTables()
     private let voices: UnsafeMutablePointer<Voice>
+    // Indices of the sounding voices, so rendering and control updates touch only those
+    // instead of scanning the whole pool every few frames.
+    private let activeList: UnsafeMutablePointer<Int>
+    private var activeCount = 0
     private let poolSize = maximumVoiceLimit + fadeReserve
     private var channels = [Channel](repeating: Channel(), count: 16)
     private let melodicPatches: [SynthPatch]
@@ -71,11 +80,27 @@ public final class GMSynthesizer: AudioNode {
     private var fadeStep: Float = 1
     /// Frame at which the next `render` starts.
     private var position: Int64 = 0
+    // The shared reverb: voices add into `send`, the reverb turns it into `wet`.
+    private let reverb = ReverbNode(roomSize: 0.55, damping: 0.5, wet: 0.3, dry: 0)
+    private let send: UnsafeMutablePointer<Float>
+    private let wet: StereoBuffer
+    private let reverbInput: UnsafeMutablePointer<StereoBuffer>
 
     /// Creates a synthesizer; call `prepare` (the graph does) before rendering.
     public init() {
         voices = .allocate(capacity: poolSize)
         voices.initialize(repeating: Voice(), count: poolSize)
+        activeList = .allocate(capacity: poolSize)
+        activeList.initialize(repeating: 0, count: poolSize)
+        let chunk = Self.controlInterval
+        send = .allocate(capacity: chunk)
+        send.initialize(repeating: 0, count: chunk)
+        wet = StereoBuffer(left: .allocate(capacity: chunk), right: .allocate(capacity: chunk))
+        wet.left.initialize(repeating: 0, count: chunk)
+        wet.right.initialize(repeating: 0, count: chunk)
+        reverbInput = .allocate(capacity: 1)
+        // Freeverb sums its two inputs, so the mono send feeds both.
+        reverbInput.initialize(to: StereoBuffer(left: send, right: send))
         melodicPatches = (0..<128).map { GMPatches.melodic(program: $0) }
         drumPatches = (0..<128).map { GMPatches.drum(key: $0) }
         for i in 0..<poolSize { voices[i].noiseState = UInt32(0x9E37_79B9 &* UInt32(i + 1)) | 1 }
@@ -84,6 +109,11 @@ public final class GMSynthesizer: AudioNode {
     deinit {
         voices.deinitialize(count: poolSize)
         voices.deallocate()
+        activeList.deallocate()
+        send.deallocate()
+        wet.left.deallocate()
+        wet.right.deallocate()
+        reverbInput.deallocate()
         tables.free()
     }
 
@@ -91,6 +121,7 @@ public final class GMSynthesizer: AudioNode {
         self.sampleRate = Float(sampleRate)
         gainGlide = SmoothedValue.coefficient(seconds: 0.004, sampleRate: sampleRate)
         fadeStep = 1 / Float(0.003 * sampleRate)
+        reverb.prepare(sampleRate: sampleRate, maximumFrameCount: Self.controlInterval)
         reset()
     }
 
@@ -101,14 +132,18 @@ public final class GMSynthesizer: AudioNode {
             voices[i].noiseState = seed
         }
         for c in 0..<16 { channels[c] = Channel() }
+        activeCount = 0
         serial = 0
         position = 0
         masterGain = decibelsToGain(table[Parameter.volume])
+        reverb.reset()
+        reverb.setParameter(ReverbNode.Parameter.wet, value: table[Parameter.reverbLevel])
     }
 
     public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
         guard scope == .global, table.set(id, value) else { return }
         masterGain = decibelsToGain(table[Parameter.volume])
+        reverb.setParameter(ReverbNode.Parameter.wet, value: table[Parameter.reverbLevel])
     }
 
     public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
@@ -117,9 +152,7 @@ public final class GMSynthesizer: AudioNode {
 
     /// Number of voices sounding (including ones fading out).
     public var activeVoiceCount: Int {
-        var n = 0
-        for i in 0..<poolSize where voices[i].isActive { n += 1 }
-        return n
+        activeCount
     }
 
     // MARK: MIDI
@@ -134,7 +167,7 @@ public final class GMSynthesizer: AudioNode {
         case 0xC0: channels[c].program = message.data1 & 0x7F
         case 0xE0: channels[c].bend = (Float(message.pitchBendValue) - 8192) / 8192
         case 0xF0 where message.status == 0xFF:
-            for v in 0..<poolSize where voices[v].isActive { beginFastFade(v) }
+            forEachActive { beginFastFade($0) }
             for ch in 0..<16 { channels[ch] = Channel() }
         default: break
         }
@@ -148,11 +181,12 @@ public final class GMSynthesizer: AudioNode {
         case MIDIController.volume: channels[c].volume = v
         case MIDIController.pan: channels[c].pan = (Float(value) - 64) / 63.5
         case MIDIController.expression: channels[c].expression = v
+        case MIDIController.reverbSend: channels[c].reverbSend = v
         case MIDIController.sustainPedal:
             let down = value >= 64
             channels[c].sustain = down
             if !down {
-                for i in 0..<poolSize where voices[i].isActive && Int(voices[i].channel) == c && voices[i].heldByPedal {
+                for i in activeIndices where voices[i].isActive && Int(voices[i].channel) == c && voices[i].heldByPedal {
                     voices[i].heldByPedal = false
                     beginRelease(i)
                 }
@@ -172,15 +206,15 @@ public final class GMSynthesizer: AudioNode {
                 channels[c].bendRange = channels[c].bendRange.rounded(.down) + Float(min(value, 99)) / 100
             }
         case MIDIController.allSoundOff:
-            for i in 0..<poolSize where voices[i].isActive && Int(voices[i].channel) == c { beginFastFade(i) }
+            for i in activeIndices where Int(voices[i].channel) == c { beginFastFade(i) }
         case MIDIController.resetAllControllers:
             channels[c].resetControllers()
-            for i in 0..<poolSize where voices[i].isActive && Int(voices[i].channel) == c && voices[i].heldByPedal {
+            for i in activeIndices where voices[i].isActive && Int(voices[i].channel) == c && voices[i].heldByPedal {
                 voices[i].heldByPedal = false
                 beginRelease(i)
             }
         case MIDIController.allNotesOff, 124, 125, 126, 127:
-            for i in 0..<poolSize where voices[i].isActive && Int(voices[i].channel) == c && !voices[i].isReleased {
+            for i in activeIndices where voices[i].isActive && Int(voices[i].channel) == c && !voices[i].isReleased {
                 if channels[c].sustain { voices[i].heldByPedal = true } else { beginRelease(i) }
             }
         default: break
@@ -190,7 +224,7 @@ public final class GMSynthesizer: AudioNode {
     private func noteOff(channel c: Int, key: UInt8) {
         // Release the oldest held voice of this key, so overlapping repeats end in order.
         var chosen = -1
-        for i in 0..<poolSize {
+        for i in activeIndices {
             let v = UnsafePointer(voices + i).pointee
             guard v.isActive, !v.isReleased, !v.heldByPedal, Int(v.channel) == c, v.key == key else { continue }
             if chosen < 0 || v.serial < voices[chosen].serial { chosen = i }
@@ -203,13 +237,17 @@ public final class GMSynthesizer: AudioNode {
         let isDrum = c == 9
         let patch = isDrum ? drumPatches[Int(key)] : melodicPatches[Int(channels[c].program)]
         if isDrum && patch.exclusiveGroup != 0 {
-            for i in 0..<poolSize where voices[i].isCounted && voices[i].isDrum && Int(voices[i].channel) == c
+            for i in activeIndices where voices[i].isCounted && voices[i].isDrum && Int(voices[i].channel) == c
                 && voices[i].patch.exclusiveGroup == patch.exclusiveGroup {
                 beginFastFade(i)
             }
         }
         enforceLimit(leavingRoomForOne: true)
         let slot = freeSlot()
+        if !voices[slot].isActive {
+            activeList[activeCount] = slot
+            activeCount += 1
+        }
         serial &+= 1
         var v = Voice()
         v.noiseState = voices[slot].noiseState
@@ -228,6 +266,7 @@ public final class GMSynthesizer: AudioNode {
         updateControl(slot, atFrame: position)
         voices[slot].gainL = voices[slot].targetL
         voices[slot].gainR = voices[slot].targetR
+        voices[slot].sendGain = voices[slot].targetSend
     }
 
     private func beginRelease(_ i: Int) {
@@ -244,13 +283,22 @@ public final class GMSynthesizer: AudioNode {
         voices[i].heldByPedal = false
     }
 
+    /// The indices of the sounding voices, as a collection that does not allocate.
+    private var activeIndices: UnsafeBufferPointer<Int> {
+        UnsafeBufferPointer(start: activeList, count: activeCount)
+    }
+
+    private func forEachActive(_ body: (Int) -> Void) {
+        for n in 0..<activeCount { body(activeList[n]) }
+    }
+
     /// Steals voices until fewer than the limit count (one fewer when a note is about to start).
     private func enforceLimit(leavingRoomForOne: Bool) {
         let limit = Int(table[Parameter.voiceLimit]) - (leavingRoomForOne ? 1 : 0)
         while true {
             var counted = 0
             var victim = -1
-            for i in 0..<poolSize where voices[i].isCounted {
+            for i in activeIndices where voices[i].isCounted {
                 counted += 1
                 if victim < 0 || stealPriority(i) < stealPriority(victim) { victim = i }
             }
@@ -336,6 +384,7 @@ public final class GMSynthesizer: AudioNode {
         let angle = (pan + 1) * Float.pi / 4
         voices[i].targetL = amplitude * cos(angle)
         voices[i].targetR = amplitude * sin(angle)
+        voices[i].targetSend = amplitude * ch.reverbSend
     }
 
     // MARK: Render
@@ -344,17 +393,35 @@ public final class GMSynthesizer: AudioNode {
         output.clear(frameCount: frameCount)
         var done = 0
         let interval = Int64(Self.controlInterval)
+        let reverbActive = table[Parameter.reverbLevel] > 0
         while done < frameCount {
             let frame = startFrame + Int64(done)
             let intoGrid = Int(((frame % interval) + interval) % interval)
             if intoGrid == 0 {
                 position = frame
-                for i in 0..<poolSize where voices[i].isActive { updateControl(i, atFrame: frame) }
+                for n in 0..<activeCount { updateControl(activeList[n], atFrame: frame) }
             }
             let count = min(frameCount - done, Self.controlInterval - intoGrid)
             let left = output.left + done, right = output.right + done
-            for i in 0..<poolSize where voices[i].isActive {
-                voices[i].render(count: count, left: left, right: right, tables: tables, gainGlide: gainGlide)
+            send.update(repeating: 0, count: count)
+            var kept = 0
+            for n in 0..<activeCount {
+                let i = activeList[n]
+                voices[i].render(count: count, left: left, right: right, send: send, tables: tables, gainGlide: gainGlide)
+                if voices[i].isActive {
+                    activeList[kept] = i
+                    kept += 1
+                }
+            }
+            activeCount = kept
+            // The reverb runs even when no voice sounds, so its tail rings out; at level 0 it
+            // is skipped (a parameter, so the result is still the same at any block size).
+            if reverbActive {
+                reverb.render(startFrame: frame, frameCount: count, inputs: UnsafeBufferPointer(start: reverbInput, count: 1), output: wet)
+                for f in 0..<count {
+                    left[f] += wet.left[f]
+                    right[f] += wet.right[f]
+                }
             }
             done += count
         }

@@ -83,6 +83,8 @@ struct Voice {
     // Output gains, gliding per sample towards the targets set on the grid.
     var gainL: Float = 0, gainR: Float = 0
     var targetL: Float = 0, targetR: Float = 0
+    // Level sent to the synthesizer's reverb, gliding like the output gains.
+    var sendGain: Float = 0, targetSend: Float = 0
 
     var isActive: Bool { stage != .off }
     /// A voice that counts against the polyphony limit (not already fading out after a steal).
@@ -96,7 +98,7 @@ struct Voice {
     /// since the output pointers might alias the voice.
     @inline(__always)
     mutating func render(count: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
-                         tables: VoiceTables, gainGlide: Float) {
+                         send: UnsafeMutablePointer<Float>, tables: VoiceTables, gainGlide: Float) {
         let waveA = patch.waveA, waveB = patch.waveB
         let levelB = patch.levelB, noiseLevel = patch.noiseLevel
         let sustainLevel = patch.sustain
@@ -114,6 +116,8 @@ struct Voice {
         let fa1 = self.fa1, fa2 = self.fa2, fa3 = self.fa3, fk = self.fk
         var gainL = self.gainL, gainR = self.gainR
         let targetL = self.targetL, targetR = self.targetR
+        var sendGain = self.sendGain
+        let targetSend = self.targetSend
         for i in 0..<count {
             switch stage {
             case .attack:
@@ -184,8 +188,10 @@ struct Voice {
             let out = y * level
             gainL += (targetL - gainL) * gainGlide
             gainR += (targetR - gainR) * gainGlide
+            sendGain += (targetSend - sendGain) * gainGlide
             left[i] += out * gainL
             right[i] += out * gainR
+            send[i] += out * sendGain
         }
         self.stage = stage
         self.level = level
@@ -197,5 +203,6 @@ struct Voice {
         self.ic2 = ic2
         self.gainL = gainL
         self.gainR = gainR
+        self.sendGain = sendGain
     }
 }

@@ -144,11 +144,14 @@ public final class WAVWriter {
     private func append(_ x: Float) {
         switch format {
         case .s16:
-            let v = Int16((min(max(x, -1), 1) * 32767).rounded())
+            // Rounds half away from zero without a libm call (truncation after a signed half).
+            let y = min(max(x, -1), 1) * 32767
+            let v = Int16(y + (y < 0 ? -0.5 : 0.5))
             let u = UInt16(bitPattern: v)
             bytes.append(UInt8(u & 0xFF)); bytes.append(UInt8(u >> 8))
         case .s24:
-            let v = Int32((min(max(x, -1), 1) * 8_388_607).rounded())
+            let y = min(max(x, -1), 1) * 8_388_607
+            let v = Int32(y + (y < 0 ? -0.5 : 0.5))
             let u = UInt32(bitPattern: v)
             bytes.append(UInt8(u & 0xFF)); bytes.append(UInt8(u >> 8 & 0xFF)); bytes.append(UInt8(u >> 16 & 0xFF))
         case .f32:

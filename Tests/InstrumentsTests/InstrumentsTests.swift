@@ -5,12 +5,14 @@ import MIDI
 import Testing
 
 /// A synthesizer wired straight to the output, and a way to play timed messages into it.
+/// Dry by default (reverb level 0), so silence, pitch and envelopes can be measured directly.
 struct SynthRig {
     let synth = GMSynthesizer()
     let graph: CompiledGraph
     let sampleRate = 44_100
 
-    init() throws {
+    init(reverb: Bool = false) throws {
+        if !reverb { synth.setParameter(GMSynthesizer.Parameter.reverbLevel, value: 0) }
         let g = AudioGraph()
         let s = g.add(synth), o = g.add(OutputNode())
         try g.connect(s, to: o)
@@ -129,7 +131,7 @@ func fnv1a(_ samples: [Float]) -> UInt64 {
         }
         var reference: UInt64?
         for sizes in [[1], [63], [64], [65], [512], [4096], randomBlockSizes(count: 300, maximum: 900, seed: 42)] {
-            let rig = try SynthRig()
+            let rig = try SynthRig(reverb: true)
             let (l, r) = rig.render(frames: 44_100, messages: messages, blockSizes: sizes)
             let hash = fnv1a(l + r)
             if let reference { #expect(hash == reference, "block sizes \(sizes.prefix(3))") } else { reference = hash }
@@ -185,6 +187,21 @@ func fnv1a(_ samples: [Float]) -> UInt64 {
         #expect(abs(halfVolume / full - pow(50.0 / 100.0, 2)) < 0.02, "GM volume is squared, default 100")
         #expect(abs(lowExpression / full - Float(pow(64.0 / 127.0, 2))) < 0.02)
         #expect(abs(reset / full - 1) < 0.01)
+    }
+
+    @Test func reverbSendFeedsARingingTail() throws {
+        func tail(send: UInt8?) throws -> Float {
+            let rig = try SynthRig(reverb: true)
+            var m: [(frame: Int, message: MIDIMessage)] = [(0, .programChange(channel: 0, program: 16))]
+            if let send { m.append((0, .controlChange(channel: 0, controller: MIDIController.reverbSend, value: send))) }
+            m += [(0, .noteOn(channel: 0, key: 60, velocity: 100)), (11_025, .noteOff(channel: 0, key: 60))]
+            let (l, _) = rig.render(frames: 44_100, messages: m)
+            return rms(l[22_050...])
+        }
+        #expect(try tail(send: 0) < 1e-9, "no send: the dry note has ended (only the anti-denormal offset remains)")
+        let normal = try tail(send: nil), full = try tail(send: 127)
+        #expect(normal > 1e-3, "GM default send 40 rings on")
+        #expect(full > normal * 2)
     }
 
     @Test func everyGMKitKeySoundsAndDecays() throws {
