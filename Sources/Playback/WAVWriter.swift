@@ -120,45 +120,50 @@ public final class WAVWriter {
     }
 
     /// Appends `count` frames. Mono output is the average of the two channels; integer formats
-    /// clamp to full scale and round to nearest.
+    /// clamp to full scale and round half away from zero.
     public func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws {
         let bytesPerFrame = channelCount * format.bytesPerSample
         if Int64(Self.headerSize) + (frameCount + Int64(count)) * Int64(bytesPerFrame) > Int64(UInt32.max) {
             throw WAVWriterError.tooLarge(path)
         }
-        bytes.removeAll(keepingCapacity: true)
-        bytes.reserveCapacity(count * bytesPerFrame)
-        for i in 0..<count {
-            if channelCount == 2 {
-                append(left[i])
-                append(right[i])
-            } else {
-                append((left[i] + right[i]) * 0.5)
+        let size = count * bytesPerFrame
+        if bytes.count < size { bytes = [UInt8](repeating: 0, count: size) }
+        bytes.withUnsafeMutableBytes { raw in
+            var at = 0
+            let format = self.format
+            @inline(__always) func put(_ x: Float) {
+                switch format {
+                case .s16:
+                    // Truncation after adding a signed half rounds without a libm call.
+                    let y = min(max(x, -1), 1) * 32767
+                    let u = UInt16(bitPattern: Int16(y + (y < 0 ? -0.5 : 0.5)))
+                    raw[at] = UInt8(u & 0xFF); raw[at + 1] = UInt8(u >> 8)
+                    at += 2
+                case .s24:
+                    let y = min(max(x, -1), 1) * 8_388_607
+                    let u = UInt32(bitPattern: Int32(y + (y < 0 ? -0.5 : 0.5)))
+                    raw[at] = UInt8(u & 0xFF); raw[at + 1] = UInt8(u >> 8 & 0xFF); raw[at + 2] = UInt8(u >> 16 & 0xFF)
+                    at += 3
+                case .f32:
+                    let u = x.bitPattern
+                    raw[at] = UInt8(u & 0xFF); raw[at + 1] = UInt8(u >> 8 & 0xFF)
+                    raw[at + 2] = UInt8(u >> 16 & 0xFF); raw[at + 3] = UInt8(u >> 24)
+                    at += 4
+                }
+            }
+            for i in 0..<count {
+                if channelCount == 2 {
+                    put(left[i])
+                    put(right[i])
+                } else {
+                    put((left[i] + right[i]) * 0.5)
+                }
             }
         }
-        try put(bytes)
+        guard let file else { throw WAVWriterError.writeFailed(path, "file already closed") }
+        let written = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, size, file) }
+        if written != size { throw WAVWriterError.writeFailed(path, String(cString: strerror(errno))) }
         frameCount += Int64(count)
-    }
-
-    @inline(__always)
-    private func append(_ x: Float) {
-        switch format {
-        case .s16:
-            // Rounds half away from zero without a libm call (truncation after a signed half).
-            let y = min(max(x, -1), 1) * 32767
-            let v = Int16(y + (y < 0 ? -0.5 : 0.5))
-            let u = UInt16(bitPattern: v)
-            bytes.append(UInt8(u & 0xFF)); bytes.append(UInt8(u >> 8))
-        case .s24:
-            let y = min(max(x, -1), 1) * 8_388_607
-            let v = Int32(y + (y < 0 ? -0.5 : 0.5))
-            let u = UInt32(bitPattern: v)
-            bytes.append(UInt8(u & 0xFF)); bytes.append(UInt8(u >> 8 & 0xFF)); bytes.append(UInt8(u >> 16 & 0xFF))
-        case .f32:
-            let u = x.bitPattern
-            bytes.append(UInt8(u & 0xFF)); bytes.append(UInt8(u >> 8 & 0xFF))
-            bytes.append(UInt8(u >> 16 & 0xFF)); bytes.append(UInt8(u >> 24))
-        }
     }
 
     /// Completes the header, flushes to disk and renames the temporary file to ``path``.
