@@ -9,8 +9,11 @@ import Foundation
 public final class LimiterNode: AudioNode {
     /// Parameter identifiers.
     public enum Parameter {
+        /// Highest output level in dBFS (at most 0).
         public static let ceiling: UInt32 = 0
+        /// Time in milliseconds for the gain to recover.
         public static let release: UInt32 = 1
+        /// Gain in decibels applied before limiting.
         public static let inputGain: UInt32 = 2
     }
     public let name = "Limiter"
@@ -147,10 +150,15 @@ public final class LimiterNode: AudioNode {
 public final class CompressorNode: AudioNode {
     /// Parameter identifiers.
     public enum Parameter {
+        /// Level in dBFS above which the gain is reduced.
         public static let threshold: UInt32 = 0
+        /// Input decibels above the threshold per output decibel.
         public static let ratio: UInt32 = 1
+        /// Time in milliseconds for the gain reduction to engage.
         public static let attack: UInt32 = 2
+        /// Time in milliseconds for the gain to recover.
         public static let release: UInt32 = 3
+        /// Gain in decibels applied after compression.
         public static let makeUpGain: UInt32 = 4
     }
     public let name = "Compressor"

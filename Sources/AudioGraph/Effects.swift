@@ -96,9 +96,13 @@ public enum BiquadKind: Int, Sendable, CaseIterable {
 public final class BiquadFilterNode: AudioNode {
     /// Parameter identifiers.
     public enum Parameter {
+        /// Filter shape, a ``BiquadKind`` raw value.
         public static let kind: UInt32 = 0
+        /// Cutoff or centre frequency in hertz.
         public static let frequency: UInt32 = 1
+        /// Resonance (quality factor).
         public static let q: UInt32 = 2
+        /// Boost or cut of the peak and shelf shapes, in decibels.
         public static let gain: UInt32 = 3
     }
     public let name = "Biquad filter"
@@ -192,8 +196,11 @@ public final class BiquadFilterNode: AudioNode {
 public final class CombFilterNode: AudioNode {
     /// Parameter identifiers.
     public enum Parameter {
+        /// Comb delay in milliseconds.
         public static let delay: UInt32 = 0
+        /// Portion of the delayed signal fed back.
         public static let feedback: UInt32 = 1
+        /// Wet portion of the output (0 dry, 1 wet).
         public static let mix: UInt32 = 2
     }
     public let name = "Comb filter"
@@ -259,9 +266,13 @@ public final class CombFilterNode: AudioNode {
 public final class DelayNode: AudioNode {
     /// Parameter identifiers.
     public enum Parameter {
+        /// Echo time in milliseconds.
         public static let time: UInt32 = 0
+        /// Portion of the delayed signal fed back.
         public static let feedback: UInt32 = 1
+        /// Wet portion of the output (0 dry, 1 wet).
         public static let mix: UInt32 = 2
+        /// Cutoff in hertz of the low-pass in the feedback path.
         public static let damping: UInt32 = 3
     }
     public let name = "Delay"

@@ -5,10 +5,15 @@ import Foundation
 public final class ReverbNode: AudioNode {
     /// Parameter identifiers.
     public enum Parameter {
+        /// Size of the room: longer decay as it grows.
         public static let roomSize: UInt32 = 0
+        /// How fast high frequencies die away in the tail.
         public static let damping: UInt32 = 1
+        /// Level of the reverberated signal.
         public static let wet: UInt32 = 2
+        /// Level of the direct signal.
         public static let dry: UInt32 = 3
+        /// Stereo width of the tail (0 mono, 1 wide).
         public static let width: UInt32 = 4
     }
     public let name = "Reverb"

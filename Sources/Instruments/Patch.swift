@@ -26,40 +26,58 @@ public struct SynthPatch: Sendable {
     public var waveA: Waveform = .saw
     /// Second oscillator and its level (0 turns it off).
     public var waveB: Waveform = .sine
+    /// Level of oscillator B (0 turns it off).
     public var levelB: Float = 0
     /// Pitch of oscillator B relative to A (2 = an octave up), and a detune in cents.
     public var ratioB: Float = 1
+    /// Detune of oscillator B in cents.
     public var detuneCentsB: Float = 0
     /// Noise added to the oscillators.
     public var noiseLevel: Float = 0
     /// FM modulator pitch ratio, index at the attack, index it decays to, and decay time.
     public var fmRatio: Float = 1
+    /// FM modulation index at the attack.
     public var fmIndex: Float = 0
+    /// FM modulation index the attack decays to.
     public var fmIndexSustain: Float = 0
+    /// Time constant of the FM index decay, in seconds.
     public var fmDecay: Float = 1
     /// Amplitude envelope.
     public var attack: Float = 0.002
+    /// Seconds for the decay to fall 80 dB towards the sustain level.
     public var decay: Float = 1
+    /// Sustain level; 0 makes the note die away while held.
     public var sustain: Float = 1
+    /// Seconds for the release to fall 80 dB.
     public var release: Float = 0.2
     /// Filter: mode, cutoff as a multiple of the note's frequency (or in Hz when `cutoffHz`
     /// is set), resonance 0...1, envelope depth in octaves and its own envelope.
     public var filterMode: FilterMode = .lowPass
+    /// Filter cutoff as a multiple of the note frequency.
     public var cutoffRatio: Float = 8
+    /// Fixed filter cutoff in hertz; overrides `cutoffRatio` when above 0.
     public var cutoffHz: Float = 0
+    /// Filter resonance, 0...1.
     public var resonance: Float = 0.1
+    /// How many octaves the filter envelope opens the cutoff.
     public var filterEnvOctaves: Float = 0
+    /// Filter envelope attack in seconds.
     public var filterAttack: Float = 0.001
+    /// Filter envelope decay in seconds.
     public var filterDecay: Float = 0.5
+    /// Filter envelope sustain level.
     public var filterSustain: Float = 0
     /// How many octaves a full velocity opens the filter beyond a soft one.
     public var velocityToCutoff: Float = 1
     /// Vibrato: rate in Hz, depth in cents, delay before it fades in.
     public var vibratoRate: Float = 5.5
+    /// Vibrato depth in cents (the mod wheel adds up to 50).
     public var vibratoCents: Float = 0
+    /// Seconds before the vibrato fades in.
     public var vibratoDelay: Float = 0.25
     /// Pitch envelope: start offset in semitones, decaying with this time constant.
     public var pitchEnvSemitones: Float = 0
+    /// Time constant of the pitch envelope, in seconds.
     public var pitchEnvDecay: Float = 0.05
     /// A fixed pitch in Hz (drums); 0 plays the key's pitch.
     public var fixedFrequency: Float = 0
