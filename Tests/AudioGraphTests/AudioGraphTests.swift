@@ -124,3 +124,55 @@ import Testing
         #expect(limiter.latencyFrames == 71)
     }
 }
+
+@Suite struct DelayAndDynamicsTests {
+    /// An impulse on the first frame, then silence.
+    final class Impulse: AudioNode {
+        let name = "Impulse"
+        let inputBusCount = 0
+        let parameterInfos: [AudioParameterInfo] = []
+        func prepare(sampleRate: Double, maximumFrameCount: Int) {}
+        func reset() {}
+        func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {}
+        func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? { nil }
+        func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+            output.clear(frameCount: frameCount)
+            if startFrame == 0 && frameCount > 0 { output.left[0] = 1; output.right[0] = 1 }
+        }
+    }
+
+    func impulseResponse(_ effect: any AudioNode, frames: Int) throws -> [Float] {
+        let g = AudioGraph()
+        let s = g.add(Impulse()), e = g.add(effect), o = g.add(OutputNode())
+        try g.connect(s, to: e)
+        try g.connect(e, to: o)
+        return renderGraph(try g.compile(sampleRate: 48_000, maximumFrameCount: 256), frames: frames, blockSizes: [256]).left
+    }
+
+    @Test func delayEchoesAtItsTimeWithFeedback() throws {
+        let h = try impulseResponse(DelayNode(milliseconds: 10, feedback: 0.5, mix: 0.5), frames: 2000)
+        #expect(h[0] == 0.5, "dry half")
+        let echoes = h.indices.filter { abs(h[$0]) > 0.01 }
+        #expect(echoes.prefix(3) == [0, 480, 960])
+        #expect(h[960] < h[480])
+    }
+
+    @Test func combRepeatsAtItsDelay() throws {
+        let h = try impulseResponse(CombFilterNode(delayMilliseconds: 2, feedback: 0.5, mix: 1), frames: 500)
+        #expect(h[0] == 1 && h[96] == 0.5 && h[192] == 0.25 && h[288] == 0.125)
+        #expect(h[1..<96].allSatisfy { $0 == 0 })
+    }
+
+    @Test func compressorReducesLoudSignalsOnly() throws {
+        func level(_ amplitude: Float) throws -> Float {
+            let g = AudioGraph()
+            let s = g.add(TestSource(constant: amplitude)), c = g.add(CompressorNode(thresholdDecibels: -20, ratio: 4)), o = g.add(OutputNode())
+            try g.connect(s, to: c)
+            try g.connect(c, to: o)
+            return renderGraph(try g.compile(sampleRate: 48_000, maximumFrameCount: 512), frames: 48_000, blockSizes: [512]).left.last!
+        }
+        #expect(abs(try level(0.05) - 0.05) < 1e-6, "below the threshold: untouched")
+        // 0 dBFS in, 20 dB over the threshold at 4:1: 5 dB over, so -15 dBFS out.
+        #expect(abs(gainToDecibels(try level(1)) - -15) < 0.1)
+    }
+}

@@ -293,3 +293,12 @@ final class ConstantNode: AudioNode {
         output.right.update(repeating: value, count: frameCount)
     }
 }
+
+@Suite struct LimiterInTheDefaultGraphTests {
+    @Test func hotRenderNeverExceedsTheCeiling() throws {
+        let engine = try Engine.makeDefault(sequence: makeSong(), sampleRate: 48_000, gainDecibels: 24)
+        let stats = try OfflineRenderer(engine: engine, tailSeconds: 0.5).render(blockSize: 777) { _, _, _ in }
+        #expect(stats.peak <= decibelsToGain(-0.3))
+        #expect(stats.peak > decibelsToGain(-1), "+24 dB drives the limiter")
+    }
+}
