@@ -16,19 +16,35 @@ let package = Package(
         .target(name: "MIDIFile", dependencies: ["MIDI", "Sequencing"]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .target(name: "ALSA", dependencies: ["CALSA"]),
+        .target(name: "AudioGraph", dependencies: ["MIDI"]),
+        .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
+        .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "MIDI"]),
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "MIDI", "Sequencing", "MIDIFile", "ALSA",
+                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "songwriter", dependencies: ["MIDI", "Sequencing", "MIDIFile"]),
+        .executableTarget(
+            name: "tactus-render-benchmark",
+            dependencies: ["AudioGraph", "Instruments", "Playback", "MIDIFile", "Sequencing"],
+            path: "Benchmarks/RenderBenchmark"
+        ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
         .testTarget(name: "CLITests", dependencies: ["tactus", "MIDIFile", "Sequencing", "MIDI"]),
+        // Test-only allocation counter; linked only into the test executable.
+        .target(name: "MallocCounter"),
+        .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDI"]),
+        .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI"]),
+        .testTarget(
+            name: "PlaybackTests",
+            dependencies: ["Playback", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,7 +7,8 @@ struct Tactus: ParsableCommand {
         commandName: "tactus",
         abstract: "A music sequencer for Linux: inspect, convert, render and play MIDI files.",
         version: "0.1.0",
-        subcommands: [InfoCommand.self, DumpCommand.self, ConvertCommand.self, EditCommand.self, BuildCommand.self, PortsCommand.self]
+        subcommands: [InfoCommand.self, DumpCommand.self, ConvertCommand.self, EditCommand.self, BuildCommand.self,
+                      RenderCommand.self, PortsCommand.self]
     )
 }
 

@@ -1,0 +1,227 @@
+import Foundation
+
+/// A look-ahead brick-wall limiter: the output never exceeds the ceiling (at most 0 dBFS).
+///
+/// The gain needed by each incoming frame is known `lookAhead` frames before the frame is
+/// played. The applied gain is the moving average (over the look-ahead window) of the
+/// window's minimum required gain, which reaches every frame's requirement by the time the
+/// frame comes out and ramps there smoothly; a final clamp catches float rounding.
+public final class LimiterNode: AudioNode {
+    /// Parameter identifiers.
+    public enum Parameter {
+        /// Highest output level in dBFS (at most 0).
+        public static let ceiling: UInt32 = 0
+        /// Time in milliseconds for the gain to recover.
+        public static let release: UInt32 = 1
+        /// Gain in decibels applied before limiting.
+        public static let inputGain: UInt32 = 2
+    }
+    public let name = "Limiter"
+    public let inputBusCount = 1
+    private var table = ParameterTable([
+        AudioParameterInfo(id: Parameter.ceiling, name: "Ceiling", range: -24...0, unit: .decibels, defaultValue: -0.3),
+        AudioParameterInfo(id: Parameter.release, name: "Release", range: 1...2000, unit: .milliseconds, defaultValue: 80),
+        AudioParameterInfo(id: Parameter.inputGain, name: "Input gain", range: -24...24, unit: .decibels, defaultValue: 0),
+    ])
+    public var parameterInfos: [AudioParameterInfo] { table.infos }
+    /// Look-ahead time in seconds.
+    public let lookAheadSeconds: Double
+    private var window = 1
+    private var ceiling: Float = 1
+    private var inputGain: Float = 1
+    private var releaseCoefficient: Float = 0.001
+    private var sampleRate = 44_100.0
+    // Rings of `window` entries; `counter` counts frames since reset.
+    private var delayL: UnsafeMutablePointer<Float>?
+    private var delayR: UnsafeMutablePointer<Float>?
+    private var minimumRing: UnsafeMutablePointer<Float>?
+    private var dequeValue: UnsafeMutablePointer<Float>?
+    private var dequeIndex: UnsafeMutablePointer<Int>?
+    private var dequeHead = 0, dequeCount = 0
+    private var counter = 0
+    private var minimumSum = 0.0
+    private var gain: Float = 1
+
+    /// Creates a limiter with a ceiling in dBFS (clamped to at most 0).
+    public init(ceilingDecibels: Float = -0.3, lookAheadSeconds: Double = 0.0015) {
+        self.lookAheadSeconds = lookAheadSeconds
+        _ = table.set(Parameter.ceiling, ceilingDecibels)
+        update()
+    }
+
+    deinit { freeBuffers() }
+
+    private func freeBuffers() {
+        delayL?.deallocate(); delayR?.deallocate(); minimumRing?.deallocate()
+        dequeValue?.deallocate(); dequeIndex?.deallocate()
+    }
+
+    public var latencyFrames: Int { window - 1 }
+
+    public func prepare(sampleRate: Double, maximumFrameCount: Int) {
+        self.sampleRate = sampleRate
+        freeBuffers()
+        window = max(1, Int((lookAheadSeconds * sampleRate).rounded()))
+        delayL = .allocate(capacity: window)
+        delayR = .allocate(capacity: window)
+        minimumRing = .allocate(capacity: window)
+        dequeValue = .allocate(capacity: window + 1)
+        dequeIndex = .allocate(capacity: window + 1)
+        update()
+        reset()
+    }
+
+    public func reset() {
+        delayL?.initialize(repeating: 0, count: window)
+        delayR?.initialize(repeating: 0, count: window)
+        minimumRing?.initialize(repeating: 1, count: window)
+        dequeHead = 0; dequeCount = 0
+        counter = 0
+        minimumSum = Double(window)
+        gain = 1
+    }
+
+    private func update() {
+        ceiling = min(1, decibelsToGain(table[Parameter.ceiling]))
+        inputGain = decibelsToGain(table[Parameter.inputGain])
+        releaseCoefficient = SmoothedValue.coefficient(seconds: Double(table[Parameter.release]) / 1000, sampleRate: sampleRate)
+    }
+
+    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
+        guard scope == .global, table.set(id, value) else { return }
+        update()
+    }
+
+    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
+        scope == .global ? table.value(id) : nil
+    }
+
+    public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        guard let delayL, let delayR, let minimumRing, let dequeValue, let dequeIndex else {
+            output.clear(frameCount: frameCount)
+            return
+        }
+        let input = inputs[0]
+        let w = window, dequeCapacity = w + 1
+        let invWindow = 1 / Double(w)
+        for i in 0..<frameCount {
+            let xl = input.left[i] * inputGain, xr = input.right[i] * inputGain
+            let peak = max(abs(xl), abs(xr))
+            let required: Float = peak > ceiling ? ceiling / peak : 1
+            // Sliding minimum of `required` over the last `w` frames (monotonic deque).
+            while dequeCount > 0 {
+                let back = (dequeHead + dequeCount - 1) % dequeCapacity
+                if dequeValue[back] >= required { dequeCount -= 1 } else { break }
+            }
+            let slot = (dequeHead + dequeCount) % dequeCapacity
+            dequeValue[slot] = required
+            dequeIndex[slot] = counter
+            dequeCount += 1
+            while dequeIndex[dequeHead] <= counter - w {
+                dequeHead = (dequeHead + 1) % dequeCapacity
+                dequeCount -= 1
+            }
+            let windowMinimum = dequeValue[dequeHead]
+            // Moving average of the window minima over the same length.
+            let ringSlot = counter % w
+            minimumSum += Double(windowMinimum) - Double(minimumRing[ringSlot])
+            minimumRing[ringSlot] = windowMinimum
+            let smoothed = Float(minimumSum * invWindow)
+            if smoothed < gain { gain = smoothed } else { gain += (smoothed - gain) * releaseCoefficient }
+            // The frame played now entered `w - 1` frames ago: every minimum averaged above
+            // covered it, so the average is at most its required gain.
+            var yl = xl * gain, yr = xr * gain
+            if w > 1 {
+                let delaySlot = counter % (w - 1)
+                yl = delayL[delaySlot] * gain
+                yr = delayR[delaySlot] * gain
+                delayL[delaySlot] = xl
+                delayR[delaySlot] = xr
+            }
+            output.left[i] = min(max(yl, -ceiling), ceiling)
+            output.right[i] = min(max(yr, -ceiling), ceiling)
+            counter += 1
+        }
+    }
+}
+
+/// A feed-forward compressor with a stereo-linked peak detector, threshold, ratio, attack,
+/// release and make-up gain.
+public final class CompressorNode: AudioNode {
+    /// Parameter identifiers.
+    public enum Parameter {
+        /// Level in dBFS above which the gain is reduced.
+        public static let threshold: UInt32 = 0
+        /// Input decibels above the threshold per output decibel.
+        public static let ratio: UInt32 = 1
+        /// Time in milliseconds for the gain reduction to engage.
+        public static let attack: UInt32 = 2
+        /// Time in milliseconds for the gain to recover.
+        public static let release: UInt32 = 3
+        /// Gain in decibels applied after compression.
+        public static let makeUpGain: UInt32 = 4
+    }
+    public let name = "Compressor"
+    public let inputBusCount = 1
+    private var table = ParameterTable([
+        AudioParameterInfo(id: Parameter.threshold, name: "Threshold", range: -60...0, unit: .decibels, defaultValue: -18),
+        AudioParameterInfo(id: Parameter.ratio, name: "Ratio", range: 1...30, unit: .ratio, defaultValue: 4),
+        AudioParameterInfo(id: Parameter.attack, name: "Attack", range: 0.05...500, unit: .milliseconds, defaultValue: 10),
+        AudioParameterInfo(id: Parameter.release, name: "Release", range: 1...5000, unit: .milliseconds, defaultValue: 120),
+        AudioParameterInfo(id: Parameter.makeUpGain, name: "Make-up gain", range: 0...30, unit: .decibels, defaultValue: 0),
+    ])
+    public var parameterInfos: [AudioParameterInfo] { table.infos }
+    private var sampleRate = 44_100.0
+    private var attackCoefficient: Float = 0.01, releaseCoefficient: Float = 0.001
+    private var reductionDecibels: Float = 0
+    private var makeUp: Float = 1
+
+    /// Creates a compressor.
+    public init(thresholdDecibels: Float = -18, ratio: Float = 4) {
+        _ = table.set(Parameter.threshold, thresholdDecibels)
+        _ = table.set(Parameter.ratio, ratio)
+    }
+
+    public func prepare(sampleRate: Double, maximumFrameCount: Int) {
+        self.sampleRate = sampleRate
+        update()
+        reset()
+    }
+
+    public func reset() { reductionDecibels = 0 }
+
+    private func update() {
+        attackCoefficient = SmoothedValue.coefficient(seconds: Double(table[Parameter.attack]) / 1000, sampleRate: sampleRate)
+        releaseCoefficient = SmoothedValue.coefficient(seconds: Double(table[Parameter.release]) / 1000, sampleRate: sampleRate)
+        makeUp = decibelsToGain(table[Parameter.makeUpGain])
+    }
+
+    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
+        guard scope == .global, table.set(id, value) else { return }
+        update()
+    }
+
+    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
+        scope == .global ? table.value(id) : nil
+    }
+
+    /// The gain reduction applied to the last frame, in decibels (0 or positive).
+    public var gainReductionDecibels: Float { reductionDecibels }
+
+    public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        let input = inputs[0]
+        let threshold = table[Parameter.threshold]
+        let slope = 1 - 1 / table[Parameter.ratio]
+        for i in 0..<frameCount {
+            let xl = input.left[i], xr = input.right[i]
+            let peak = max(abs(xl), abs(xr))
+            let level = peak > 1e-6 ? 20 * log10f(peak) : -120
+            let wanted = max(0, (level - threshold) * slope)
+            let c = wanted > reductionDecibels ? attackCoefficient : releaseCoefficient
+            reductionDecibels += (wanted - reductionDecibels) * c
+            let g = reductionDecibels > 1e-4 ? powf(10, -reductionDecibels / 20) * makeUp : makeUp
+            output.left[i] = xl * g
+            output.right[i] = xr * g
+        }
+    }
+}

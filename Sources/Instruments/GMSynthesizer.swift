@@ -1,0 +1,430 @@
+import AudioGraph
+import Foundation
+import MIDI
+
+/// The built-in General MIDI synthesizer: sixteen channels, a patch per GM family chosen by
+/// program change, and a synthesized drum kit on channel 10.
+///
+/// Rendering is deterministic and independent of block size: amplitude envelopes, filters and
+/// oscillators advance per sample, while pitch, vibrato, filter envelopes and gains are
+/// recomputed every ``controlInterval`` frames on a grid of absolute frame numbers. Every voice
+/// lives in a pool allocated by ``prepare(sampleRate:maximumFrameCount:)``; nothing allocates
+/// while rendering.
+public final class GMSynthesizer: AudioNode {
+    /// Parameter identifiers.
+    public enum Parameter {
+        /// Output level in dB.
+        public static let volume: UInt32 = 0
+        /// Most voices sounding at once; further notes steal the quietest released or oldest voice.
+        public static let voiceLimit: UInt32 = 1
+        /// Transposition of melodic channels in semitones.
+        public static let transpose: UInt32 = 2
+        /// Level of the built-in room reverb that the channels' reverb sends (CC 91) feed.
+        public static let reverbLevel: UInt32 = 3
+    }
+
+    /// Frames between control updates; the grid is aligned to absolute frame 0.
+    public static let controlInterval = 32
+    /// Voices kept beyond the limit so stolen voices can fade out instead of clicking.
+    static let fadeReserve = 32
+    static let maximumVoiceLimit = 256
+
+    public let name = "GM Synthesizer"
+    public let inputBusCount = 0
+    private var table = ParameterTable([
+        AudioParameterInfo(id: Parameter.volume, name: "Volume", range: -60...12, unit: .decibels, defaultValue: 0),
+        AudioParameterInfo(id: Parameter.voiceLimit, name: "Voice limit", range: 1...Float(maximumVoiceLimit), unit: .indexed, defaultValue: 64),
+        AudioParameterInfo(id: Parameter.transpose, name: "Transpose", range: -48...48, unit: .generic, defaultValue: 0),
+        AudioParameterInfo(id: Parameter.reverbLevel, name: "Reverb level", range: 0...1, unit: .fraction, defaultValue: 0.3),
+    ])
+    public var parameterInfos: [AudioParameterInfo] { table.infos }
+
+    private struct Channel {
+        var program: UInt8 = 0
+        var bankMSB: UInt8 = 0
+        var volume: Float = 100 / 127
+        var expression: Float = 1
+        var pan: Float = 0
+        var modulation: Float = 0
+        var sustain = false
+        var bend: Float = 0
+        var bendRange: Float = 2
+        var rpnMSB: UInt8 = 127, rpnLSB: UInt8 = 127
+        /// CC 91; General MIDI's default is 40. Reset All Controllers leaves it alone (RP-015).
+        var reverbSend: Float = 40 / 127
+
+        mutating func resetControllers() {
+            expression = 1
+            modulation = 0
+            sustain = false
+            bend = 0
+            rpnMSB = 127
+            rpnLSB = 127
+        }
+    }
+
+    private let tables = VoiceTables()
+    private let voices: UnsafeMutablePointer<Voice>
+    // Indices of the sounding voices, so rendering and control updates touch only those
+    // instead of scanning the whole pool every few frames.
+    private let activeList: UnsafeMutablePointer<Int>
+    private var activeCount = 0
+    private let poolSize = maximumVoiceLimit + fadeReserve
+    private var channels = [Channel](repeating: Channel(), count: 16)
+    private let melodicPatches: [SynthPatch]
+    private let drumPatches: [SynthPatch]
+    private var sampleRate: Float = 44_100
+    private var serial: UInt64 = 0
+    private var masterGain: Float = 1
+    private var gainGlide: Float = 0.01
+    private var fadeStep: Float = 1
+    /// Frame at which the next `render` starts.
+    private var position: Int64 = 0
+    // The shared reverb: voices add into `send`, the reverb turns it into `wet`.
+    private let reverb = ReverbNode(roomSize: 0.55, damping: 0.5, wet: 0.3, dry: 0)
+    private let send: UnsafeMutablePointer<Float>
+    private let wet: StereoBuffer
+    private let reverbInput: UnsafeMutablePointer<StereoBuffer>
+
+    /// Creates a synthesizer; call `prepare` (the graph does) before rendering.
+    public init() {
+        voices = .allocate(capacity: poolSize)
+        voices.initialize(repeating: Voice(), count: poolSize)
+        activeList = .allocate(capacity: poolSize)
+        activeList.initialize(repeating: 0, count: poolSize)
+        let chunk = Self.controlInterval
+        send = .allocate(capacity: chunk)
+        send.initialize(repeating: 0, count: chunk)
+        wet = StereoBuffer(left: .allocate(capacity: chunk), right: .allocate(capacity: chunk))
+        wet.left.initialize(repeating: 0, count: chunk)
+        wet.right.initialize(repeating: 0, count: chunk)
+        reverbInput = .allocate(capacity: 1)
+        // Freeverb sums its two inputs, so the mono send feeds both.
+        reverbInput.initialize(to: StereoBuffer(left: send, right: send))
+        melodicPatches = (0..<128).map { GMPatches.melodic(program: $0) }
+        drumPatches = (0..<128).map { GMPatches.drum(key: $0) }
+        for i in 0..<poolSize { voices[i].noiseState = UInt32(0x9E37_79B9 &* UInt32(i + 1)) | 1 }
+    }
+
+    deinit {
+        voices.deinitialize(count: poolSize)
+        voices.deallocate()
+        activeList.deallocate()
+        send.deallocate()
+        wet.left.deallocate()
+        wet.right.deallocate()
+        reverbInput.deallocate()
+        tables.free()
+    }
+
+    public func prepare(sampleRate: Double, maximumFrameCount: Int) {
+        self.sampleRate = Float(sampleRate)
+        gainGlide = SmoothedValue.coefficient(seconds: 0.004, sampleRate: sampleRate)
+        fadeStep = 1 / Float(0.003 * sampleRate)
+        reverb.prepare(sampleRate: sampleRate, maximumFrameCount: Self.controlInterval)
+        reset()
+    }
+
+    public func reset() {
+        for i in 0..<poolSize {
+            let seed = UInt32(0x9E37_79B9 &* UInt32(i + 1)) | 1
+            voices[i] = Voice()
+            voices[i].noiseState = seed
+        }
+        for c in 0..<16 { channels[c] = Channel() }
+        activeCount = 0
+        serial = 0
+        position = 0
+        masterGain = decibelsToGain(table[Parameter.volume])
+        reverb.reset()
+        reverb.setParameter(ReverbNode.Parameter.wet, value: table[Parameter.reverbLevel])
+    }
+
+    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
+        guard scope == .global, table.set(id, value) else { return }
+        masterGain = decibelsToGain(table[Parameter.volume])
+        reverb.setParameter(ReverbNode.Parameter.wet, value: table[Parameter.reverbLevel])
+    }
+
+    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
+        scope == .global ? table.value(id) : nil
+    }
+
+    /// Number of voices sounding (including ones fading out).
+    public var activeVoiceCount: Int {
+        activeCount
+    }
+
+    // MARK: MIDI
+
+    public func receive(_ message: MIDIMessage, atFrame frame: Int64) {
+        position = frame
+        let c = Int(message.channel)
+        switch message.status & 0xF0 {
+        case 0x90 where message.data2 > 0: noteOn(channel: c, key: message.data1, velocity: message.data2)
+        case 0x80, 0x90: noteOff(channel: c, key: message.data1)
+        case 0xB0: controlChange(channel: c, controller: message.data1, value: message.data2)
+        case 0xC0: channels[c].program = message.data1 & 0x7F
+        case 0xE0: channels[c].bend = (Float(message.pitchBendValue) - 8192) / 8192
+        case 0xF0 where message.status == 0xFF:
+            forEachActive { beginFastFade($0) }
+            for ch in 0..<16 { channels[ch] = Channel() }
+        default: break
+        }
+    }
+
+    private func controlChange(channel c: Int, controller: UInt8, value: UInt8) {
+        let v = Float(value) / 127
+        switch controller {
+        case MIDIController.bankSelectMSB: channels[c].bankMSB = value
+        case MIDIController.modulationWheel: channels[c].modulation = v
+        case MIDIController.volume: channels[c].volume = v
+        case MIDIController.pan: channels[c].pan = (Float(value) - 64) / 63.5
+        case MIDIController.expression: channels[c].expression = v
+        case MIDIController.reverbSend: channels[c].reverbSend = v
+        case MIDIController.sustainPedal:
+            let down = value >= 64
+            channels[c].sustain = down
+            if !down {
+                for i in activeIndices where voices[i].isActive && Int(voices[i].channel) == c && voices[i].heldByPedal {
+                    voices[i].heldByPedal = false
+                    beginRelease(i)
+                }
+            }
+        case MIDIController.rpnMSB: channels[c].rpnMSB = value
+        case MIDIController.rpnLSB: channels[c].rpnLSB = value
+        case MIDIController.nrpnMSB, MIDIController.nrpnLSB:
+            // Data entry after an NRPN must not change the bend range.
+            channels[c].rpnMSB = 127
+            channels[c].rpnLSB = 127
+        case MIDIController.dataEntryMSB:
+            if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
+                channels[c].bendRange = Float(value) + (channels[c].bendRange - channels[c].bendRange.rounded(.down))
+            }
+        case MIDIController.dataEntryLSB:
+            if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
+                channels[c].bendRange = channels[c].bendRange.rounded(.down) + Float(min(value, 99)) / 100
+            }
+        case MIDIController.allSoundOff:
+            for i in activeIndices where Int(voices[i].channel) == c { beginFastFade(i) }
+        case MIDIController.resetAllControllers:
+            channels[c].resetControllers()
+            for i in activeIndices where voices[i].isActive && Int(voices[i].channel) == c && voices[i].heldByPedal {
+                voices[i].heldByPedal = false
+                beginRelease(i)
+            }
+        case MIDIController.allNotesOff, 124, 125, 126, 127:
+            for i in activeIndices where voices[i].isActive && Int(voices[i].channel) == c && !voices[i].isReleased {
+                if channels[c].sustain { voices[i].heldByPedal = true } else { beginRelease(i) }
+            }
+        default: break
+        }
+    }
+
+    private func noteOff(channel c: Int, key: UInt8) {
+        // Release the oldest held voice of this key, so overlapping repeats end in order.
+        var chosen = -1
+        for i in activeIndices {
+            let v = UnsafePointer(voices + i).pointee
+            guard v.isActive, !v.isReleased, !v.heldByPedal, Int(v.channel) == c, v.key == key else { continue }
+            if chosen < 0 || v.serial < voices[chosen].serial { chosen = i }
+        }
+        guard chosen >= 0, !voices[chosen].patch.oneShot else { return }
+        if channels[c].sustain { voices[chosen].heldByPedal = true } else { beginRelease(chosen) }
+    }
+
+    private func noteOn(channel c: Int, key: UInt8, velocity: UInt8) {
+        let isDrum = c == 9
+        let patch = isDrum ? drumPatches[Int(key)] : melodicPatches[Int(channels[c].program)]
+        if isDrum && patch.exclusiveGroup != 0 {
+            for i in activeIndices where voices[i].isCounted && voices[i].isDrum && Int(voices[i].channel) == c
+                && voices[i].patch.exclusiveGroup == patch.exclusiveGroup {
+                beginFastFade(i)
+            }
+        }
+        enforceLimit(leavingRoomForOne: true)
+        let slot = freeSlot()
+        if !voices[slot].isActive {
+            activeList[activeCount] = slot
+            activeCount += 1
+        }
+        serial &+= 1
+        var v = Voice()
+        v.noiseState = voices[slot].noiseState
+        v.stage = .attack
+        v.channel = UInt8(c)
+        v.key = key
+        v.velocity = Float(velocity) / 127
+        v.isDrum = isDrum
+        v.serial = serial
+        v.startFrame = position
+        v.patch = patch
+        v.attackStep = 1 / max(1, patch.attack * sampleRate)
+        v.decayCoefficient = Float(exp(log(1e-4) / Double(max(0.005, patch.decay) * sampleRate)))
+        v.releaseCoefficient = Float(exp(log(1e-4) / Double(max(0.008, patch.release) * sampleRate)))
+        voices[slot] = v
+        updateControl(slot, atFrame: position)
+        voices[slot].gainL = voices[slot].targetL
+        voices[slot].gainR = voices[slot].targetR
+        voices[slot].sendGain = voices[slot].targetSend
+    }
+
+    private func beginRelease(_ i: Int) {
+        guard voices[i].stage != .off, voices[i].stage != .fastFade, voices[i].stage != .release else { return }
+        voices[i].releaseLevel = voices[i].level
+        voices[i].releaseFrame = position
+        voices[i].stage = .release
+    }
+
+    private func beginFastFade(_ i: Int) {
+        guard voices[i].isActive else { return }
+        voices[i].stage = .fastFade
+        voices[i].fadeStep = fadeStep
+        voices[i].heldByPedal = false
+    }
+
+    /// The indices of the sounding voices, as a collection that does not allocate.
+    private var activeIndices: UnsafeBufferPointer<Int> {
+        UnsafeBufferPointer(start: activeList, count: activeCount)
+    }
+
+    private func forEachActive(_ body: (Int) -> Void) {
+        for n in 0..<activeCount { body(activeList[n]) }
+    }
+
+    /// Steals voices until fewer than the limit count (one fewer when a note is about to start).
+    private func enforceLimit(leavingRoomForOne: Bool) {
+        let limit = Int(table[Parameter.voiceLimit]) - (leavingRoomForOne ? 1 : 0)
+        while true {
+            var counted = 0
+            var victim = -1
+            for i in activeIndices where voices[i].isCounted {
+                counted += 1
+                if victim < 0 || stealPriority(i) < stealPriority(victim) { victim = i }
+            }
+            if counted <= limit || victim < 0 { return }
+            beginFastFade(victim)
+        }
+    }
+
+    /// Lower is stolen first: released voices by level, then held voices by age.
+    private func stealPriority(_ i: Int) -> Double {
+        let v = voices + i
+        if v.pointee.isReleased || v.pointee.patch.oneShot { return Double(v.pointee.level) - 2 }
+        return Double(v.pointee.serial)
+    }
+
+    private func freeSlot() -> Int {
+        var quietest = 0
+        for i in 0..<poolSize {
+            if !voices[i].isActive { return i }
+            if voices[i].level < voices[quietest].level { quietest = i }
+        }
+        // Every slot is busy even with the reserve: cut the quietest, which is nearly silent.
+        return quietest
+    }
+
+    // MARK: Control rate
+
+    /// Recomputes pitch, vibrato, FM index, filter coefficients and gains for `frame`.
+    private func updateControl(_ i: Int, atFrame frame: Int64) {
+        let ch = channels[Int(voices[i].channel)]
+        let p = voices[i].patch
+        let t = Float(frame - voices[i].startFrame) / sampleRate
+        // Pitch.
+        var semitones: Float = 0
+        var baseHz: Float
+        if p.fixedFrequency > 0 {
+            baseHz = p.fixedFrequency
+        } else {
+            let key = Float(voices[i].key) + (voices[i].isDrum ? 0 : table[Parameter.transpose])
+            baseHz = 440 * exp2((key - 69) / 12)
+            semitones += ch.bend * ch.bendRange
+        }
+        if p.pitchEnvSemitones != 0 { semitones += p.pitchEnvSemitones * exp(-t / p.pitchEnvDecay) }
+        let depth = p.vibratoCents + ch.modulation * 50
+        if depth > 0 {
+            let fadeIn = p.vibratoDelay > 0 ? min(1, max(0, (t - p.vibratoDelay) / p.vibratoDelay)) : 1
+            let lfo = sin(2 * Float.pi * p.vibratoRate * t)
+            semitones += lfo * depth * fadeIn / 100
+        }
+        let hz = baseHz * exp2(semitones / 12)
+        let nyquistGuard: Float = 0.45
+        voices[i].incA = min(hz / sampleRate, nyquistGuard)
+        voices[i].incB = min(hz * p.ratioB * exp2(p.detuneCentsB / 1200) / sampleRate, nyquistGuard)
+        voices[i].incMod = min(hz * p.fmRatio / sampleRate, nyquistGuard)
+        voices[i].fmIndex = p.fmIndexSustain + (p.fmIndex - p.fmIndexSustain) * exp(-t / max(0.001, p.fmDecay))
+        // Filter envelope, evaluated from the time since the note started (or was released).
+        var filterEnv: Float
+        if t < p.filterAttack {
+            filterEnv = t / p.filterAttack
+        } else {
+            filterEnv = p.filterSustain + (1 - p.filterSustain) * exp(-(t - p.filterAttack) / max(0.001, p.filterDecay / 4))
+        }
+        if voices[i].releaseFrame >= 0 {
+            let tr = Float(frame - voices[i].releaseFrame) / sampleRate
+            filterEnv *= exp(-tr / max(0.01, p.release / 4))
+        }
+        var cutoff = p.cutoffHz > 0 ? p.cutoffHz : baseHz * p.cutoffRatio
+        cutoff *= exp2(p.filterEnvOctaves * filterEnv + p.velocityToCutoff * (voices[i].velocity - 1))
+        cutoff = min(max(cutoff, 30), sampleRate * 0.45)
+        let g = tan(Float.pi * cutoff / sampleRate)
+        let k = 2 - 1.9 * min(max(p.resonance, 0), 1)
+        let a1 = 1 / (1 + g * (g + k))
+        voices[i].fa1 = a1
+        voices[i].fa2 = g * a1
+        voices[i].fa3 = g * g * a1
+        voices[i].fk = k
+        // Gains: velocity (squared, with a floor so soft notes stay audible), GM volume and
+        // expression (squared, 40·log10), equal-power pan.
+        let vel = voices[i].velocity
+        let velocityGain = 0.2 + 0.8 * vel * vel
+        let amplitude = 0.25 * p.gain * velocityGain * ch.volume * ch.volume * ch.expression * ch.expression * masterGain
+        let pan = min(max(ch.pan + p.pan, -1), 1)
+        let angle = (pan + 1) * Float.pi / 4
+        voices[i].targetL = amplitude * cos(angle)
+        voices[i].targetR = amplitude * sin(angle)
+        voices[i].targetSend = amplitude * ch.reverbSend
+    }
+
+    // MARK: Render
+
+    public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        output.clear(frameCount: frameCount)
+        var done = 0
+        let interval = Int64(Self.controlInterval)
+        let reverbActive = table[Parameter.reverbLevel] > 0
+        while done < frameCount {
+            let frame = startFrame + Int64(done)
+            let intoGrid = Int(((frame % interval) + interval) % interval)
+            if intoGrid == 0 {
+                position = frame
+                for n in 0..<activeCount { updateControl(activeList[n], atFrame: frame) }
+            }
+            let count = min(frameCount - done, Self.controlInterval - intoGrid)
+            let left = output.left + done, right = output.right + done
+            send.update(repeating: 0, count: count)
+            var kept = 0
+            for n in 0..<activeCount {
+                let i = activeList[n]
+                voices[i].render(count: count, left: left, right: right, send: send, tables: tables, gainGlide: gainGlide)
+                if voices[i].isActive {
+                    activeList[kept] = i
+                    kept += 1
+                }
+            }
+            activeCount = kept
+            // The reverb runs even when no voice sounds, so its tail rings out; at level 0 it
+            // is skipped (a parameter, so the result is still the same at any block size).
+            if reverbActive {
+                reverb.render(startFrame: frame, frameCount: count, inputs: UnsafeBufferPointer(start: reverbInput, count: 1), output: wet)
+                for f in 0..<count {
+                    left[f] += wet.left[f]
+                    right[f] += wet.right[f]
+                }
+            }
+            done += count
+        }
+        position = startFrame + Int64(frameCount)
+    }
+}

@@ -1,0 +1,88 @@
+import AudioGraph
+import Sequencing
+
+/// Results of an offline render.
+public struct RenderStatistics: Sendable, Hashable {
+    /// Frames delivered.
+    public var frameCount: Int64
+    /// Largest absolute sample value on either channel.
+    public var peak: Float
+    /// Frames per second.
+    public var sampleRate: Int
+
+    /// Duration of the audio in seconds.
+    public var seconds: Double { Double(frameCount) / Double(sampleRate) }
+    /// The peak in dBFS (-infinity for silence).
+    public var peakDecibels: Float { gainToDecibels(peak) }
+}
+
+/// Thrown by ``OfflineRenderer/render(blockSize:shouldContinue:consume:)`` when the caller asked to stop.
+public struct RenderCancelled: Error, Equatable {
+    /// Creates the error.
+    public init() {}
+}
+
+/// Renders a schedule through an engine as fast as the CPU allows: the same
+/// `Engine.render(frameCount:into:)` path real-time playback takes, called in a loop.
+///
+/// The output is shifted by the graph's latency (a limiter's look-ahead), so an event
+/// scheduled at frame `f` is heard at frame `f` of the rendered audio.
+public final class OfflineRenderer {
+    /// The engine being driven.
+    public let engine: Engine
+    /// Frames of audio after the schedule's end (reverb and release tails).
+    public let tailFrames: Int64
+
+    /// Total frames the render produces: the schedule's length plus the tail.
+    public var totalFrames: Int64 { engine.schedule.endFrame + tailFrames }
+
+    /// Creates a renderer for `engine`, which should be at frame 0.
+    public init(engine: Engine, tailSeconds: Double) {
+        self.engine = engine
+        tailFrames = Int64((max(0, tailSeconds) * Double(engine.schedule.sampleRate)).rounded())
+    }
+
+    /// Renders everything in blocks of `blockSize` frames (the last one shorter), handing each
+    /// block to `consume(left, right, count)`. `shouldContinue` is asked before every block;
+    /// returning false throws ``RenderCancelled``.
+    public func render(blockSize: Int,
+                       shouldContinue: () -> Bool = { true },
+                       consume: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws -> Void) throws -> RenderStatistics {
+        let block = max(1, blockSize)
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: block)
+        let right = UnsafeMutablePointer<Float>.allocate(capacity: block)
+        defer { left.deallocate(); right.deallocate() }
+        let buffer = StereoBuffer(left: left, right: right)
+        // Discard the graph's latency first, in blocks of the same size.
+        var toSkip = Int64(engine.graph.latencyFrames)
+        while toSkip > 0 {
+            let n = Int(min(toSkip, Int64(block)))
+            engine.render(frameCount: n, into: buffer)
+            toSkip -= Int64(n)
+        }
+        var remaining = totalFrames
+        var peak: Float = 0
+        while remaining > 0 {
+            guard shouldContinue() else { throw RenderCancelled() }
+            let n = Int(min(remaining, Int64(block)))
+            engine.render(frameCount: n, into: buffer)
+            for i in 0..<n { peak = max(peak, abs(left[i]), abs(right[i])) }
+            try consume(left, right, n)
+            remaining -= Int64(n)
+        }
+        return RenderStatistics(frameCount: totalFrames, peak: peak, sampleRate: engine.schedule.sampleRate)
+    }
+}
+
+extension Engine {
+    /// An engine playing `sequence` through the default graph (GM synthesizer, limiter,
+    /// output) at `sampleRate`, with the limiter's input gain set to `gainDecibels`.
+    public static func makeDefault(sequence: MusicSequence, sampleRate: Int, maximumFrameCount: Int = 4096,
+                                   gainDecibels: Float = 0) throws -> Engine {
+        let defaults = DefaultGraph()
+        defaults.limiter.setParameter(LimiterNode.Parameter.inputGain, value: gainDecibels)
+        let compiled = try defaults.graph.compile(sampleRate: Double(sampleRate), maximumFrameCount: maximumFrameCount)
+        let schedule = Schedule(sequence: sequence, sampleRate: sampleRate, defaultNode: DefaultGraph.instrumentID)
+        return Engine(graph: compiled, schedule: schedule)
+    }
+}

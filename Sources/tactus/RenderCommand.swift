@@ -1,0 +1,138 @@
+import ArgumentParser
+import AudioGraph
+import Foundation
+import MIDIFile
+import Playback
+import Sequencing
+import Synchronization
+
+/// Set by the signal handler when the user interrupts a render; the render loop polls it.
+private let renderInterrupted = Atomic<Bool>(false)
+
+struct RenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Render a MIDI file to a WAV file with the built-in synthesizer, as fast as the CPU allows."
+    )
+
+    static let sampleRates = [44_100, 48_000, 96_000]
+
+    @Argument(help: "The MIDI file.")
+    var file: String
+
+    @Option(name: [.short, .customLong("output")], help: "The WAV file to write.")
+    var output: String
+
+    @Option(name: .customLong("sample-rate"), help: "Frames per second: 44100, 48000 or 96000.")
+    var sampleRate: String = "44100"
+
+    @Option(help: "Sample format: s16, s24 or f32.")
+    var format: String = "s16"
+
+    @Option(name: .customLong("block-size"), help: "Frames per render call (1...65536); the output does not depend on it.")
+    var blockSize: Int = 512
+
+    @Option(help: "Gain in dB before the limiter (-24...24).")
+    var gain: Float = 0
+
+    @Option(help: "Seconds rendered after the last event, for releases and reverb.")
+    var tail: Double = 2
+
+    @Flag(help: "Write one channel (the average of left and right).")
+    var mono = false
+
+    @OptionGroup var input: InputOptions
+
+    func run() throws {
+        // Check every option before reading or creating anything, so a usage error never
+        // leaves a file behind.
+        guard let rate = Int(sampleRate), Self.sampleRates.contains(rate) else {
+            printError("\(output): unsupported sample rate '\(sampleRate)' (use 44100, 48000 or 96000)")
+            throw ExitCode(ExitStatus.usage)
+        }
+        guard let sampleFormat = WAVSampleFormat(rawValue: format) else {
+            printError("\(output): unknown sample format '\(format)' (use s16, s24 or f32)")
+            throw ExitCode(ExitStatus.usage)
+        }
+        guard (1...65_536).contains(blockSize) else {
+            printError("\(output): block size \(blockSize) is outside 1...65536")
+            throw ExitCode(ExitStatus.usage)
+        }
+        guard (-24...24).contains(gain) else {
+            printError("\(output): gain \(gain) dB is outside -24...24")
+            throw ExitCode(ExitStatus.usage)
+        }
+        guard tail >= 0, tail <= 600 else {
+            printError("\(output): tail \(tail) s is outside 0...600")
+            throw ExitCode(ExitStatus.usage)
+        }
+        let smf = try loadMIDIFile(file, options: input)
+        guard smf.timeBase.isUsable else {
+            printError("\(file): division is 0, so the file has no timing and cannot be rendered")
+            throw ExitCode(ExitStatus.dataError)
+        }
+        let sequence = smf.makeSequence()
+
+        let writer: WAVWriter
+        do {
+            writer = try WAVWriter(path: output, sampleRate: rate, channelCount: mono ? 1 : 2, format: sampleFormat)
+        } catch {
+            printError("\(error)")
+            throw ExitCode(ExitStatus.cannotCreate)
+        }
+        let engine: Engine
+        do {
+            engine = try Engine.makeDefault(sequence: sequence, sampleRate: rate,
+                                            maximumFrameCount: min(blockSize, 4096), gainDecibels: gain)
+        } catch {
+            writer.cancel()
+            printError("\(file): cannot build the audio graph: \(error)")
+            throw ExitCode(ExitStatus.dataError)
+        }
+        let renderer = OfflineRenderer(engine: engine, tailSeconds: tail)
+
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+            signal(signalNumber) { _ in renderInterrupted.store(true, ordering: .relaxed) }
+        }
+        let showProgress = !input.quiet && isatty(STDERR_FILENO) != 0
+        let total = max(1, renderer.totalFrames)
+        var written: Int64 = 0
+        var lastDrawn = -1
+        let clock = ContinuousClock()
+        let started = clock.now
+        let statistics: RenderStatistics
+        do {
+            statistics = try renderer.render(blockSize: blockSize,
+                                             shouldContinue: { !renderInterrupted.load(ordering: .relaxed) }) { left, right, count in
+                try writer.write(left: left, right: right, count: count)
+                written += Int64(count)
+                if showProgress {
+                    let percent = Int(written * 100 / total)
+                    if percent != lastDrawn {
+                        lastDrawn = percent
+                        let filled = percent * 30 / 100
+                        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
+                        FileHandle.standardError.write(Data("\r[\(bar)] \(percent)%".utf8))
+                    }
+                }
+            }
+            try writer.finish()
+        } catch is RenderCancelled {
+            writer.cancel()
+            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            printError("\(output): interrupted; nothing written")
+            throw ExitCode(130)
+        } catch {
+            writer.cancel()
+            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            printError("\(error)")
+            throw ExitCode(ExitStatus.ioError)
+        }
+        if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        let elapsed = clock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let peak = statistics.peak > 0 ? String(format: "%.2f dBFS", statistics.peakDecibels) : "silence"
+        let speed = seconds > 0 ? String(format: "%.1fx real time", statistics.seconds / seconds) : "instant"
+        print("\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(rate) Hz \(sampleFormat.rawValue) \(mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed))")
+    }
+}
