@@ -40,6 +40,7 @@ struct EditCommand: ParsableCommand {
           --remove sysex|cc|cc:N|program|pitchbend|aftertouch|polytouch|text|meta:N|notes
         Output:
           --format 0|1  --resolution PPQ  --dry-run (print what would change; write nothing)
+          An output ending in .wav is rendered with the built-in synthesizer, as `tactus render` does.
         """
     )
 
@@ -64,6 +65,11 @@ struct EditCommand: ParsableCommand {
                 return
             }
             guard let output = script.output else { throw EditUsageError(option: "-o", reason: "an output file is needed (or --dry-run)") }
+            if output.lowercased().hasSuffix(".wav") {
+                // WAV export goes through the renderer, with `tactus render`'s defaults.
+                try renderToWAV(sequence, source: script.input, output: output, settings: RenderSettings(quiet: script.quiet))
+                return
+            }
             let layout: SMFLayout = script.format == 0 ? .format0 : script.format == 1 ? .format1 : .asRead
             do {
                 try SMFWriter.writeAtomically(SMFWriter.bytes(of: sequence, layout: layout), to: output)

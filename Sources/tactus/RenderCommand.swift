@@ -71,68 +71,87 @@ struct RenderCommand: ParsableCommand {
             printError("\(file): division is 0, so the file has no timing and cannot be rendered")
             throw ExitCode(ExitStatus.dataError)
         }
-        let sequence = smf.makeSequence()
+        let settings = RenderSettings(sampleRate: rate, format: sampleFormat, blockSize: blockSize, gainDecibels: gain,
+                                      tailSeconds: tail, mono: mono, quiet: input.quiet)
+        try renderToWAV(smf.makeSequence(), source: file, output: output, settings: settings)
+    }
+}
 
-        let writer: WAVWriter
-        do {
-            writer = try WAVWriter(path: output, sampleRate: rate, channelCount: mono ? 1 : 2, format: sampleFormat)
-        } catch {
-            printError("\(error)")
-            throw ExitCode(ExitStatus.cannotCreate)
-        }
-        let engine: Engine
-        do {
-            engine = try Engine.makeDefault(sequence: sequence, sampleRate: rate,
-                                            maximumFrameCount: min(blockSize, 4096), gainDecibels: gain)
-        } catch {
-            writer.cancel()
-            printError("\(file): cannot build the audio graph: \(error)")
-            throw ExitCode(ExitStatus.dataError)
-        }
-        let renderer = OfflineRenderer(engine: engine, tailSeconds: tail)
+/// How to render: what `tactus render` and WAV export share.
+struct RenderSettings {
+    var sampleRate = 44_100
+    var format = WAVSampleFormat.s16
+    var blockSize = 512
+    var gainDecibels: Float = 0
+    var tailSeconds = 2.0
+    var mono = false
+    var quiet = false
+}
 
-        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
-            signal(signalNumber) { _ in renderInterrupted.store(true, ordering: .relaxed) }
-        }
-        let showProgress = !input.quiet && isatty(STDERR_FILENO) != 0
-        let total = max(1, renderer.totalFrames)
-        var written: Int64 = 0
-        var lastDrawn = -1
-        let clock = ContinuousClock()
-        let started = clock.now
-        let statistics: RenderStatistics
-        do {
-            statistics = try renderer.render(blockSize: blockSize,
-                                             shouldContinue: { !renderInterrupted.load(ordering: .relaxed) }) { left, right, count in
-                try writer.write(left: left, right: right, count: count)
-                written += Int64(count)
-                if showProgress {
-                    let percent = Int(written * 100 / total)
-                    if percent != lastDrawn {
-                        lastDrawn = percent
-                        let filled = percent * 30 / 100
-                        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
-                        FileHandle.standardError.write(Data("\r[\(bar)] \(percent)%".utf8))
-                    }
+/// Renders `sequence` with the default graph to a WAV file at `output`: written to a
+/// temporary file and renamed at the end, so an interrupted or failed render leaves nothing.
+/// Prints the duration, peak level and speed.
+func renderToWAV(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings) throws {
+
+    let writer: WAVWriter
+    do {
+        writer = try WAVWriter(path: output, sampleRate: settings.sampleRate, channelCount: settings.mono ? 1 : 2, format: settings.format)
+    } catch {
+        printError("\(error)")
+        throw ExitCode(ExitStatus.cannotCreate)
+    }
+    let engine: Engine
+    do {
+        engine = try Engine.makeDefault(sequence: sequence, sampleRate: settings.sampleRate,
+                                        maximumFrameCount: min(settings.blockSize, 4096), gainDecibels: settings.gainDecibels)
+    } catch {
+        writer.cancel()
+        printError("\(source): cannot build the audio graph: \(error)")
+        throw ExitCode(ExitStatus.dataError)
+    }
+    let renderer = OfflineRenderer(engine: engine, tailSeconds: settings.tailSeconds)
+
+    for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+        signal(signalNumber) { _ in renderInterrupted.store(true, ordering: .relaxed) }
+    }
+    let showProgress = !settings.quiet && isatty(STDERR_FILENO) != 0
+    let total = max(1, renderer.totalFrames)
+    var written: Int64 = 0
+    var lastDrawn = -1
+    let clock = ContinuousClock()
+    let started = clock.now
+    let statistics: RenderStatistics
+    do {
+        statistics = try renderer.render(blockSize: settings.blockSize,
+                                         shouldContinue: { !renderInterrupted.load(ordering: .relaxed) }) { left, right, count in
+            try writer.write(left: left, right: right, count: count)
+            written += Int64(count)
+            if showProgress {
+                let percent = Int(written * 100 / total)
+                if percent != lastDrawn {
+                    lastDrawn = percent
+                    let filled = percent * 30 / 100
+                    let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
+                    FileHandle.standardError.write(Data("\r[\(bar)] \(percent)%".utf8))
                 }
             }
-            try writer.finish()
-        } catch is RenderCancelled {
-            writer.cancel()
-            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-            printError("\(output): interrupted; nothing written")
-            throw ExitCode(130)
-        } catch {
-            writer.cancel()
-            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-            printError("\(error)")
-            throw ExitCode(ExitStatus.ioError)
         }
-        if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-        let elapsed = clock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-        let peak = statistics.peak > 0 ? String(format: "%.2f dBFS", statistics.peakDecibels) : "silence"
-        let speed = seconds > 0 ? String(format: "%.1fx real time", statistics.seconds / seconds) : "instant"
-        print("\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(rate) Hz \(sampleFormat.rawValue) \(mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed))")
+        try writer.finish()
+    } catch is RenderCancelled {
+        writer.cancel()
+        if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+        printError("\(output): interrupted; nothing written")
+        throw ExitCode(130)
+    } catch {
+        writer.cancel()
+        if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+        printError("\(error)")
+        throw ExitCode(ExitStatus.ioError)
     }
+    if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    let elapsed = clock.now - started
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    let peak = statistics.peak > 0 ? String(format: "%.2f dBFS", statistics.peakDecibels) : "silence"
+    let speed = seconds > 0 ? String(format: "%.1fx real time", statistics.seconds / seconds) : "instant"
+    print("\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(settings.sampleRate) Hz \(settings.format.rawValue) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed))")
 }

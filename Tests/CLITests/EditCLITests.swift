@@ -111,6 +111,21 @@ struct EditCLITests {
         #expect(!FileManager.default.fileExists(atPath: out.path))
     }
 
+    @Test("An edit written to .wav is rendered: tempo doubled, the WAV is half as long")
+    func wavExport() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let normal = dir.appendingPathComponent("normal.wav").path, fast = dir.appendingPathComponent("fast.wav").path
+        #expect(try CLI.run(["render", CLI.song("click-track.mid"), "-o", normal, "--tail", "0"]).status == 0)
+        let r = try CLI.run(["edit", CLI.song("click-track.mid"), "-o", fast, "--scale-tempo", "2"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let a = try Data(contentsOf: URL(fileURLWithPath: normal)), b = try Data(contentsOf: URL(fileURLWithPath: fast))
+        #expect(b.prefix(4) == Data("RIFF".utf8))
+        // 44-byte-or-so header aside, the sample data halves (plus the default 2 s tail).
+        let frames = { (d: Data) in (d.count - 44) / 4 }
+        #expect(abs(frames(b) - (frames(a) / 2 + 88_200)) < 2_000, "\(frames(a)) vs \(frames(b))")
+    }
+
     @Test("build of dump --json gives back an equivalent file for every corpus file Tactus reads")
     func buildRoundTrip() throws {
         for (relative, url) in corpusAndSongs() {
