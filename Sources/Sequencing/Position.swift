@@ -12,17 +12,27 @@ public enum MusicPosition: Hashable, Sendable, CustomStringConvertible {
         public var description: String { "'\(text)': \(reason)" }
     }
 
+    /// Positions beyond these are refused: no song is that long, and bounding them keeps every
+    /// conversion to ticks and frames far from overflow.
+    public static let maximumSeconds: Double = 10_000_000
+    /// The largest bar number accepted.
+    public static let maximumBars: Int64 = 1_000_000
+    /// The largest tick count accepted.
+    public static let maximumTicks: Int64 = 1 << 40
+
     /// Parses a position.
     public init(parsing text: String) throws(ParseError) {
         let t = String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
         func fail(_ reason: String) -> ParseError { ParseError(text: text, reason: reason) }
         if t.hasSuffix("s"), let seconds = Double(t.dropLast()), seconds.isFinite {
             guard seconds >= 0 else { throw fail("seconds must not be negative") }
+            guard seconds <= Self.maximumSeconds else { throw fail("more than \(Int(Self.maximumSeconds)) seconds") }
             self = .seconds(seconds)
             return
         }
         if t.hasSuffix("t"), let ticks = Int64(t.dropLast()) {
             guard ticks >= 0 else { throw fail("ticks must not be negative") }
+            guard ticks <= Self.maximumTicks else { throw fail("more than \(Self.maximumTicks) ticks") }
             self = .ticks(ticks)
             return
         }
@@ -35,6 +45,7 @@ public enum MusicPosition: Hashable, Sendable, CustomStringConvertible {
         guard let beat, let tick else { throw fail("beat and tick must be whole numbers") }
         guard bar >= 1, beat >= 1 else { throw fail("bars and beats count from 1") }
         guard tick >= 0 else { throw fail("the tick must not be negative") }
+        guard bar <= Self.maximumBars, beat <= 10_000, tick <= Self.maximumTicks else { throw fail("position out of range (at most bar \(Self.maximumBars))") }
         self = .barBeatTick(BarBeatTick(bar: bar, beat: beat, tick: tick))
     }
 
@@ -43,7 +54,9 @@ public enum MusicPosition: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .ticks(let t): return t
         case .barBeatTick(let p): return sequence.makeMeterMap().tick(at: p)
-        case .seconds(let s): return max(0, Int64(sequence.makeTempoMap().tick(atSeconds: s).rounded()))
+        case .seconds(let s):
+            let tick = sequence.makeTempoMap().tick(atSeconds: s).rounded()
+            return tick.isFinite ? Int64(min(max(tick, 0), Double(Self.maximumTicks) * 4096)) : 0
         }
     }
 

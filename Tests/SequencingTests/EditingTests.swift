@@ -274,3 +274,15 @@ struct EditingTests {
         #expect(throws: MusicPosition.ParseError.self) { try MusicRange(parsing: "9:1") }
     }
 }
+
+@Suite("Fuzz regressions")
+struct FuzzRegressionTests {
+    @Test("A position of 10^47 seconds is refused, not a trap (fuzz-positions crash-1527fca8)")
+    func hugeSeconds() throws {
+        #expect(throws: MusicPosition.ParseError.self) { try MusicPosition(parsing: "4666666666666666666666666666666666666666666662.5s") }
+        #expect(throws: MusicPosition.ParseError.self) { try MusicPosition(parsing: "99999999999999:1") }
+        #expect(throws: MusicPosition.ParseError.self) { try MusicPosition(parsing: "99999999999999999t") }
+        let s = MusicSequence(timeBase: .ticksPerQuarter(480))
+        #expect(try MusicPosition(parsing: "10000000s").tick(in: s) == 9_600_000_000)
+    }
+}

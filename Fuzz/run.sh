@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (with AddressSanitizer) and runs each for a given time.
+# Usage: Fuzz/run.sh [SECONDS] [TARGET...]   (default 60 s, every target)
+# Prints each target's executions and exits non-zero when a target finds a crash, leaving the
+# input in Fuzz/findings/TARGET/. Seeds come from Songs/, ../shared/corpus/files and
+# Fuzz/seeds/ (and SoundFonts, once a target reads them).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+seconds=${1:-60}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions)
+shared=${TACTUS_SHARED:-$root/../shared}
+
+cd "$here"
+swift build -c release --sanitize fuzzer --sanitize address 2>&1 | grep -vE "Cannot export local symbol|^\[|^Building|^Build complete" || true
+bin=$(swift build -c release --sanitize fuzzer --sanitize address --show-bin-path)
+work=$(mktemp -d /tmp/tactus-fuzz.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+seed() {  # seed TARGET DIR: the starting corpus of a target
+  local target=$1 dir=$2
+  mkdir -p "$dir"
+  case "$target" in
+    fuzz-smf)
+      cp "$root"/Songs/*.mid "$dir"/ 2>/dev/null || true
+      [ -d "$shared/corpus/files" ] && find "$shared/corpus/files" -type f \( -name '*.mid' -o -name '*.rmi' -o -name '*.midi2' \) -size -64k -exec cp {} "$dir"/ \; || true
+      ;;
+    fuzz-json)
+      for f in "$root"/Songs/click-track.mid "$root"/Songs/little-waltz.mid; do
+        "$root/.build/debug/tactus" dump --json --full "$f" > "$dir/$(basename "$f").json" 2>/dev/null || true
+      done
+      ;;
+  esac
+  [ -d "$here/seeds/$target" ] && cp "$here/seeds/$target"/* "$dir"/ 2>/dev/null || true
+  return 0
+}
+
+status=0
+for target in "${targets[@]}"; do
+  corpus="$work/$target"
+  seed "$target" "$corpus"
+  findings="$here/findings/$target"
+  mkdir -p "$findings"
+  log="$work/$target.log"
+  if "$bin/$target" "$corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+       -artifact_prefix="$findings/" -print_final_stats=1 > "$log" 2>&1; then
+    runs=$(grep -E "stat::number_of_executed_units" "$log" | awk '{print $2}')
+    echo "$target: ${runs:-?} executions in ${seconds} s, no finding"
+  else
+    status=1
+    echo "$target: FINDING (input saved in $findings)"
+    grep -E "ERROR|Fatal error|==ERROR|SUMMARY|fatalError|Test unit written" "$log" | head -20
+  fi
+done
+rmdir "$here/findings"/* "$here/findings" 2>/dev/null || true
+exit $status
