@@ -1,4 +1,13 @@
+// FoundationEssentials is enough here, and it keeps ICU and the rest of Foundation out of
+// programs that use only the codec (less start-up memory and time).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import MIDI
 import Sequencing
 

@@ -1,4 +1,13 @@
+// FoundationEssentials is enough here, and it keeps ICU and the rest of Foundation out of
+// programs that use only the codec (less start-up memory and time).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import MIDI
 import Sequencing
 
@@ -217,8 +226,8 @@ public enum SMFWriter {
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent()
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var info = stat()
+        guard stat(directory.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw SMFWriteError(path: path, reason: "directory \(directory.path) does not exist")
         }
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())")
