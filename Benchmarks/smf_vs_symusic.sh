@@ -9,8 +9,9 @@
 #   1. gen_midi.py --big writes big_1000.mid (format 1, 16 tracks, 1,251,073 events).
 #   2. swift build -c release --product smf-bench.
 #   3. ROUNDS rounds, alternating Tactus and symusic processes; each process loads the file
-#      RUNS times, then writes it RUNS times (to /dev/shm), and reports its medians. The
-#      result is the median over rounds. Like the anchors' parse_bench.py, only the operation
+#      RUNS times, then writes it RUNS times (to /dev/shm), and reports its medians of wall
+#      and CPU time. Times are the median over rounds; ratios the median of per-round ratios
+#      (the two processes of a round run back to back). Like the anchors' parse_bench.py, only the operation
 #      is timed (no process start or import), and before each process the script waits up to
 #      30 s for the machine to be quiet (shared cores).
 #   4. Peak RSS of separate load-only processes (one load each) with /usr/bin/time -v, and of
@@ -49,18 +50,22 @@ path, runs, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 out = f"/dev/shm/symusic-smf-bench-{os.getpid()}.mid"
 r = {"tool": "symusic " + symusic.__version__, "mode": mode, "runs": runs}
 if mode != "none":
-    lt = []
+    lt, lc = [], []
     score = None
     for _ in range(runs):
         score = None  # free the previous load outside the timed part, as smf-bench does
-        a = time.perf_counter(); score = symusic.Score.from_file(path); lt.append(time.perf_counter() - a)
-    r["load_s"] = statistics.median(lt)
+        a, c = time.perf_counter(), time.process_time()
+        score = symusic.Score.from_file(path)
+        lt.append(time.perf_counter() - a); lc.append(time.process_time() - c)
+    r["load_s"], r["load_cpu_s"] = statistics.median(lt), statistics.median(lc)
     if mode == "both":
-        wt = []
+        wt, wc = [], []
         for _ in range(runs):
-            a = time.perf_counter(); score.dump_midi(out); wt.append(time.perf_counter() - a)
+            a, c = time.perf_counter(), time.process_time()
+            score.dump_midi(out)
+            wt.append(time.perf_counter() - a); wc.append(time.process_time() - c)
         os.unlink(out)
-        r["write_s"] = statistics.median(wt)
+        r["write_s"], r["write_cpu_s"] = statistics.median(wt), statistics.median(wc)
 print(json.dumps(r))
 '''
 
@@ -86,16 +91,22 @@ def peak_rss_mib(cmd):
     return kib / 1024.0
 
 
-times = {'tactus': {'load_s': [], 'write_s': []}, 'symusic': {'load_s': [], 'write_s': []}}
+KEYS = ('load_s', 'write_s', 'load_cpu_s', 'write_cpu_s')
+times = {tool: {k: [] for k in KEYS} for tool in ('tactus', 'symusic')}
+ratios = {k: [] for k in KEYS}   # per round: symusic time / Tactus time, measured back to back
 events = None
 version = None
 for i in range(rounds):
-    t = run_json(tactus('both', runs))
-    s = run_json(symusic('both', runs))
+    # Alternate which tool goes first, so drifting background load hits both alike.
+    if i % 2 == 0:
+        t = run_json(tactus('both', runs)); s = run_json(symusic('both', runs))
+    else:
+        s = run_json(symusic('both', runs)); t = run_json(tactus('both', runs))
     events, version = t['events'], s['tool']
-    for k in ('load_s', 'write_s'):
+    for k in KEYS:
         times['tactus'][k].append(t[k])
         times['symusic'][k].append(s[k])
+        ratios[k].append(s[k] / t[k])
     print(f'round {i + 1}/{rounds}: tactus load {t["load_s"] * 1e3:.1f} ms write {t["write_s"] * 1e3:.1f} ms | '
           f'symusic load {s["load_s"] * 1e3:.1f} ms write {s["write_s"] * 1e3:.1f} ms', flush=True)
 
@@ -114,12 +125,15 @@ print()
 print(f'file: big_1000.mid from gen_midi.py --big, {events:,} events, {os.path.getsize(mid):,} bytes; '
       f'{rounds} rounds x {runs} runs; {os.cpu_count()} cores, {platform.machine()}; {version}')
 print()
-print('| | Tactus | symusic | ratio (Tactus / symusic speed) |')
+print('| | Tactus | symusic | speed ratio (Tactus / symusic), median of rounds |')
 print('|---|---:|---:|---:|')
-for k, label in (('load_s', 'load'), ('write_s', 'write')):
+for k, label in (('load_s', 'load, wall'), ('write_s', 'write, wall'), ('load_cpu_s', 'load, CPU time'), ('write_cpu_s', 'write, CPU time')):
     a, b = med['tactus'][k], med['symusic'][k]
-    print(f'| {label}, median | {a * 1e3:.1f} ms ({mev(a):.1f} M events/s) | {b * 1e3:.1f} ms ({mev(b):.1f} M events/s) | {b / a:.2f}x |')
-print('| | | | **memory ratio (Tactus / symusic)** |')
+    print(f'| {label} | {a * 1e3:.1f} ms ({mev(a):.1f} M events/s) | {b * 1e3:.1f} ms ({mev(b):.1f} M events/s) | '
+          f'{statistics.median(ratios[k]):.2f}x (rounds {min(ratios[k]):.2f}-{max(ratios[k]):.2f}) |')
+print()
+print('| memory, load only | Tactus | symusic | ratio (Tactus / symusic) |')
+print('|---|---:|---:|---:|')
 pt, ps = rss['tactus']['peak'], rss['symusic']['peak']
 bt, bs = rss['tactus']['base'], rss['symusic']['base']
 print(f'| peak RSS, load only | {pt:.1f} MiB ({b_per_ev(pt):.1f} B/event) | {ps:.1f} MiB ({b_per_ev(ps):.1f} B/event) | {pt / ps:.2f} |')
