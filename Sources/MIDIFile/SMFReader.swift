@@ -334,8 +334,44 @@ private struct TrackParser {
         var resyncAt: Int?
     }
 
+    /// Chunks whose event bound stays below this many events are parsed straight into the
+    /// track's final array (see ``parse()``); larger ones go through growable storage.
+    static let directLimit = 1 << 21
+
     mutating func parse() throws(SMFError) -> Result {
-        events.reset(expectedCount: (end - start) / 3)
+        // Every event takes at least two bytes (a delta and a status or data byte), so a
+        // chunk holds at most `bound` events. Below the limit, the events are built right in
+        // an array of that capacity: pages past the events are never touched, so they cost
+        // address space, not memory, and nothing is copied afterwards.
+        let bound = (end - start) / 2 + 1
+        var outcome: (endOfTrack: Int64?, resyncAt: Int?) = (nil, nil)
+        var array: [TimedEvent]
+        if bound <= Self.directLimit {
+            do {
+                array = try [TimedEvent](unsafeUninitializedCapacity: bound) { buffer, initialized in
+                    events.attach(buffer.baseAddress!, capacity: bound)
+                    defer { initialized = events.detach() }
+                    outcome = try parseEvents()
+                }
+            } catch let error as SMFError {
+                throw error
+            } catch {
+                throw fail(start, .limitExceeded("\(error)"))
+            }
+        } else {
+            events.reset(expectedCount: (end - start) / 3)
+            outcome = try parseEvents()
+            array = events.takeArray()
+        }
+        var track = MusicTrack()
+        track.append(contentsOf: array)
+        track.explicitLength = outcome.endOfTrack
+        return Result(track: track, resyncAt: outcome.resyncAt)
+    }
+
+    /// Parses the chunk's events into `events`; returns the end-of-track tick, if any, and
+    /// where chunk scanning resumes when the chunk length was wrong.
+    mutating func parseEvents() throws(SMFError) -> (endOfTrack: Int64?, resyncAt: Int?) {
         // FIFO note pairing per (channel, key): linked lists through `events.pendingNext`.
         let head = events.head
         let tail = events.tail
@@ -481,10 +517,7 @@ private struct TrackParser {
         if endOfTrack == nil && !truncatedByEOF {
             try warn(end, "track has no end-of-track event; it ends with its last event")
         }
-        var track = MusicTrack()
-        track.append(contentsOf: events.takeArray())
-        track.explicitLength = endOfTrack
-        return Result(track: track, resyncAt: resyncAt)
+        return (endOfTrack, resyncAt)
     }
 
     /// Reads a variable-length length field; nil (with a warning) when the chunk ends inside it.
@@ -533,8 +566,12 @@ private final class TrackEventStorage {
     let head: UnsafeMutablePointer<Int32> = .allocate(capacity: 2048)
     let tail: UnsafeMutablePointer<Int32> = .allocate(capacity: 2048)
 
+    /// Room in `pendingNext` and `velocity` (at least `capacity`).
+    private var sideCapacity: Int
+
     init() {
         capacity = 16
+        sideCapacity = 16
         base = .allocate(capacity: capacity)
         pendingNext = .allocate(capacity: capacity)
         velocity = .allocate(capacity: capacity)
@@ -549,6 +586,38 @@ private final class TrackEventStorage {
         tail.deallocate()
     }
 
+    /// The storage's own event buffer while ``attach(_:capacity:)`` lends it another.
+    private var owned: (base: UnsafeMutablePointer<TimedEvent>, capacity: Int)?
+
+    /// Builds the next track's events in `buffer` (uninitialized room for `capacity` events,
+    /// which the caller guarantees is enough) until ``detach()``.
+    func attach(_ buffer: UnsafeMutablePointer<TimedEvent>, capacity: Int) {
+        reset(expectedCount: 0)
+        if capacity > sideCapacity {
+            pendingNext.deallocate()
+            velocity.deallocate()
+            pendingNext = .allocate(capacity: capacity)
+            velocity = .allocate(capacity: capacity)
+            sideCapacity = capacity
+        }
+        owned = (base, self.capacity)
+        base = buffer
+        self.capacity = capacity
+    }
+
+    /// Ends ``attach(_:capacity:)``: returns the number of events initialized in the lent
+    /// buffer, which now owns them.
+    func detach() -> Int {
+        let n = count
+        count = 0
+        if let owned {
+            base = owned.base
+            capacity = owned.capacity
+        }
+        owned = nil
+        return n
+    }
+
     /// Empties the storage for the next track, with room for `expectedCount` events.
     func reset(expectedCount: Int) {
         base.deinitialize(count: count)
@@ -560,6 +629,7 @@ private final class TrackEventStorage {
             pendingNext.deallocate()
             velocity.deallocate()
             capacity = expectedCount
+            sideCapacity = expectedCount
             base = .allocate(capacity: capacity)
             pendingNext = .allocate(capacity: capacity)
             velocity = .allocate(capacity: capacity)
@@ -589,6 +659,7 @@ private final class TrackEventStorage {
     }
 
     private func grow() {
+        precondition(owned == nil, "a chunk held more events than its byte count allows")
         let newCapacity = capacity * 2
         let newBase = UnsafeMutablePointer<TimedEvent>.allocate(capacity: newCapacity)
         newBase.moveInitialize(from: base, count: count)
@@ -603,6 +674,7 @@ private final class TrackEventStorage {
         velocity.deallocate()
         velocity = newVelocity
         capacity = newCapacity
+        sideCapacity = newCapacity
     }
 
     /// Moves the events out into an exactly sized array; the storage is empty afterwards.
