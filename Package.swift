@@ -32,6 +32,11 @@ let package = Package(
             dependencies: ["AudioGraph", "Instruments", "Playback", "MIDIFile", "Sequencing"],
             path: "Benchmarks/RenderBenchmark"
         ),
+        .executableTarget(
+            name: "smf-bench",
+            dependencies: ["MIDIFile", "Sequencing"],
+            path: "Benchmarks/SMFBench"
+        ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),

@@ -23,7 +23,8 @@ private struct PendingRelease {
     }
 }
 
-/// A binary min-heap of releases; polyphony keeps it small.
+/// A binary min-heap of releases; polyphony keeps it small. Sifting moves a hole instead of
+/// swapping, over the array's buffer.
 private struct ReleaseHeap {
     var items: [PendingRelease] = []
 
@@ -31,31 +32,34 @@ private struct ReleaseHeap {
 
     mutating func push(_ r: PendingRelease) {
         items.append(r)
-        var i = items.count - 1
-        while i > 0 {
-            let parent = (i - 1) >> 1
-            if PendingRelease.before(items[i], items[parent]) {
-                items.swapAt(i, parent)
+        items.withUnsafeMutableBufferPointer { heap in
+            var i = heap.count - 1
+            while i > 0 {
+                let parent = (i - 1) >> 1
+                guard PendingRelease.before(r, heap[parent]) else { break }
+                heap[i] = heap[parent]
                 i = parent
-            } else { break }
+            }
+            heap[i] = r
         }
     }
 
     mutating func pop() -> PendingRelease {
         let top = items[0]
         let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
+        items.withUnsafeMutableBufferPointer { heap in
+            let n = heap.count
+            guard n > 0 else { return }
             var i = 0
             while true {
-                let l = 2 * i + 1, r = l + 1
-                var m = i
-                if l < items.count && PendingRelease.before(items[l], items[m]) { m = l }
-                if r < items.count && PendingRelease.before(items[r], items[m]) { m = r }
-                if m == i { break }
-                items.swapAt(i, m)
-                i = m
+                var child = 2 * i + 1
+                if child >= n { break }
+                if child + 1 < n && PendingRelease.before(heap[child + 1], heap[child]) { child += 1 }
+                guard PendingRelease.before(heap[child], last) else { break }
+                heap[i] = heap[child]
+                i = child
             }
+            heap[i] = last
         }
         return top
     }
@@ -67,22 +71,27 @@ extension MusicTrack {
     /// back in the file's order. Parameter and user events have no SMF form and are skipped.
     public func forEachFileEvent(_ body: (Int64, FileEvent) throws -> Void) rethrows {
         var releases = ReleaseHeap()
-        for e in events {
-            while let r = releases.first, r.tick < e.tick || (r.tick == e.tick && r.order < e.order) {
-                try body(r.tick, .message(releases.pop().message))
-            }
-            switch e.event {
-            case .note(let n):
-                try body(e.tick, .message(n.onMessage))
-                releases.push(PendingRelease(tick: e.tick + n.duration, order: n.releaseOrder, message: n.offMessage))
-            case .message(let m):
-                try body(e.tick, .message(m))
-            case .sysex(let s):
-                try body(e.tick, .sysex(s))
-            case .meta(let m):
-                if m.type != MetaType.endOfTrack { try body(e.tick, .meta(m)) }
-            case .parameter, .user:
-                continue
+        releases.items.reserveCapacity(32)
+        try events.withUnsafeBufferPointer { buffer in
+            for i in buffer.indices {
+                let tick = buffer[i].tick
+                let order = buffer[i].order
+                while let r = releases.first, r.tick < tick || (r.tick == tick && r.order < order) {
+                    try body(r.tick, .message(releases.pop().message))
+                }
+                switch buffer[i].event {
+                case .note(let n):
+                    try body(tick, .message(n.onMessage))
+                    releases.push(PendingRelease(tick: tick + n.duration, order: n.releaseOrder, message: n.offMessage))
+                case .message(let m):
+                    try body(tick, .message(m))
+                case .sysex(let s):
+                    try body(tick, .sysex(s))
+                case .meta(let m):
+                    if m.type != MetaType.endOfTrack { try body(tick, .meta(m)) }
+                case .parameter, .user:
+                    continue
+                }
             }
         }
         while !releases.items.isEmpty {

@@ -29,13 +29,15 @@ public enum JSONImport {
         let format = try integer(doc["format"] ?? 1, "$.format", 0...2)
         let division = try divisionWord(doc["division"])
         guard let tracks = doc["tracks"] as? [Any] else { throw JSONImportError(path: "$.tracks", reason: "expected a list of tracks") }
-        var bytes = StandardMIDIFile.header(format: UInt16(format), tracks: tracks.count, division: division)
+        var encoder = TrackEncoder(capacity: 64 + data.count / 2)
+        defer { encoder.deallocate() }
+        encoder.append(contentsOf: StandardMIDIFile.header(format: UInt16(format), tracks: tracks.count, division: division))
         for (ti, trackValue) in tracks.enumerated() {
             let path = "$.tracks[\(ti)]"
             guard let track = trackValue as? [String: Any], let events = track["events"] as? [Any] else {
                 throw JSONImportError(path: path, reason: "expected an object with an \"events\" list")
             }
-            var encoder = TrackEncoder(capacity: events.count * 4)
+            encoder.beginChunk()
             var lastTick: Int64 = 0
             var endOfTrack: Int64?
             for (ei, eventValue) in events.enumerated() {
@@ -69,16 +71,14 @@ public enum JSONImport {
                     encoder.append(tick: tick, .message(MIDIMessage(status: status, data1: count > 0 ? raw[1] : 0, data2: count > 1 ? raw[2] : 0)))
                 }
             }
-            encoder.finish(endTick: endOfTrack ?? lastTick)
-            var chunk = encoder.chunk
-            if endOfTrack == nil {
+            if let endOfTrack {
+                encoder.finish(endTick: endOfTrack)
+            } else {
                 // Keep "no end of track" as the document says, so dump -> build -> dump agrees.
-                chunk.removeLast(4)
-                let n = UInt32(chunk.count - 8)
-                chunk.replaceSubrange(4..<8, with: [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)])
+                encoder.closeChunk()
             }
-            bytes += chunk
         }
+        let bytes = encoder.bytes
         do {
             var file = try SMFReader.read(bytes)
             file.warnings.removeAll { $0.message.contains("no end-of-track") }

@@ -1,4 +1,13 @@
+// FoundationEssentials is enough here, and it keeps ICU and the rest of Foundation out of
+// programs that use only the codec (less start-up memory and time).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import MIDI
 import Sequencing
 
@@ -215,6 +224,8 @@ private struct FileParser {
             }
         }
         var tracks: [MusicTrack] = []
+        // One working buffer for every track: its pages are touched once per file.
+        let storage = TrackEventStorage()
         var position = h + headerPresent
         var extraChunkSeen = false
         while position < end {
@@ -246,7 +257,8 @@ private struct FileParser {
                     try warn(name, position, "track chunk declares \(chunkLength) bytes but the file ends after \(available); reading what is there")
                 }
                 let chunkEnd = payload + min(chunkLength, available)
-                var trackParser = TrackParser(file: self, chunkName: name, start: payload, end: chunkEnd, truncatedByEOF: truncated)
+                var trackParser = TrackParser(file: self, chunkName: name, start: payload, end: chunkEnd,
+                                              truncatedByEOF: truncated, storage: storage)
                 let parsed = try trackParser.parse()
                 warnings.append(contentsOf: trackParser.warnings)
                 tracks.append(parsed.track)
@@ -292,9 +304,11 @@ private struct TrackParser {
     let end: Int
     let truncatedByEOF: Bool
     let fileEnd: Int
+    let events: TrackEventStorage
     var warnings: [SMFWarning] = []
 
-    init(file: FileParser, chunkName: String, start: Int, end: Int, truncatedByEOF: Bool) {
+    init(file: FileParser, chunkName: String, start: Int, end: Int, truncatedByEOF: Bool, storage: TrackEventStorage) {
+        self.events = storage
         self.bytes = file.bytes
         self.options = file.options
         self.chunkName = chunkName
@@ -320,14 +334,47 @@ private struct TrackParser {
         var resyncAt: Int?
     }
 
+    /// Chunks whose event bound stays below this many events are parsed straight into the
+    /// track's final array (see ``parse()``); larger ones go through growable storage.
+    static let directLimit = 1 << 21
+
     mutating func parse() throws(SMFError) -> Result {
-        var events: [TimedEvent] = []
-        events.reserveCapacity((end - start) / 3)
-        // FIFO note pairing per (channel, key): linked lists through `pendingNext`.
-        var pendingNext: [Int32] = []
-        pendingNext.reserveCapacity((end - start) / 3)
-        var head = [Int32](repeating: -1, count: 2048)
-        var tail = [Int32](repeating: -1, count: 2048)
+        // Every event takes at least two bytes (a delta and a status or data byte), so a
+        // chunk holds at most `bound` events. Below the limit, the events are built right in
+        // an array of that capacity: pages past the events are never touched, so they cost
+        // address space, not memory, and nothing is copied afterwards.
+        let bound = (end - start) / 2 + 1
+        var outcome: (endOfTrack: Int64?, resyncAt: Int?) = (nil, nil)
+        var array: [TimedEvent]
+        if bound <= Self.directLimit {
+            do {
+                array = try [TimedEvent](unsafeUninitializedCapacity: bound) { buffer, initialized in
+                    events.attach(buffer.baseAddress!, capacity: bound)
+                    defer { initialized = events.detach() }
+                    outcome = try parseEvents()
+                }
+            } catch let error as SMFError {
+                throw error
+            } catch {
+                throw fail(start, .limitExceeded("\(error)"))
+            }
+        } else {
+            events.reset(expectedCount: (end - start) / 3)
+            outcome = try parseEvents()
+            array = events.takeArray()
+        }
+        var track = MusicTrack()
+        track.append(contentsOf: array)
+        track.explicitLength = outcome.endOfTrack
+        return Result(track: track, resyncAt: outcome.resyncAt)
+    }
+
+    /// Parses the chunk's events into `events`; returns the end-of-track tick, if any, and
+    /// where chunk scanning resumes when the chunk length was wrong.
+    mutating func parseEvents() throws(SMFError) -> (endOfTrack: Int64?, resyncAt: Int?) {
+        // FIFO note pairing per (channel, key): linked lists through `events.pendingNext`.
+        let head = events.head
+        let tail = events.tail
 
         var p = start
         var tick: Int64 = 0
@@ -403,7 +450,6 @@ private struct TrackParser {
                 let data = Array(UnsafeBufferPointer(rebasing: bytes[p..<p + length]))
                 p += length
                 events.append(TimedEvent(tick: tick, order: order, event: .meta(MetaEvent(type: type, data: data))))
-                pendingNext.append(-1)
             case 0xF0, 0xF7:
                 let lengthAt = p
                 guard let length = try readLength(&p, eventStart: eventStart) else { break parsing }
@@ -420,7 +466,6 @@ private struct TrackParser {
                 let data = Array(UnsafeBufferPointer(rebasing: bytes[p..<p + length]))
                 p += length
                 events.append(TimedEvent(tick: tick, order: order, event: .sysex(SysexEvent(status: status, payload: data))))
-                pendingNext.append(-1)
             default:
                 guard let dataCount = MIDIStatus.dataByteCount(status) else {
                     throw fail(p - 1, .undefinedStatus(status))
@@ -450,27 +495,21 @@ private struct TrackParser {
                     let k = Int(status & 0x0F) << 7 | Int(d1)
                     let index = Int32(events.count)
                     events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
-                    pendingNext.append(-1)
-                    if tail[k] >= 0 { pendingNext[Int(tail[k])] = index } else { head[k] = index }
+                    if tail[k] >= 0 { events.pendingNext[Int(tail[k])] = index } else { head[k] = index }
                     tail[k] = index
                 } else if kind == 0x80 || kind == 0x90 {
                     let k = Int(status & 0x0F) << 7 | Int(d1)
                     let opened = head[k]
                     if opened >= 0 {
-                        head[k] = pendingNext[Int(opened)]
+                        head[k] = events.pendingNext[Int(opened)]
                         if head[k] < 0 { tail[k] = -1 }
-                        let on = events[Int(opened)]
-                        events[Int(opened)].event = .note(NoteEvent(
-                            channel: status & 0x0F, key: d1, velocity: on.event.messageData2,
-                            duration: tick - on.tick, releaseVelocity: kind == 0x80 ? d2 : 0,
-                            releasedByZeroVelocityNoteOn: kind == 0x90, releaseOrder: order))
+                        events.closeNote(at: Int(opened), tick: tick, releaseVelocity: kind == 0x80 ? d2 : 0,
+                                         releasedByZeroVelocityNoteOn: kind == 0x90, releaseOrder: order)
                     } else {
                         events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
-                        pendingNext.append(-1)
                     }
                 } else {
                     events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
-                    pendingNext.append(-1)
                 }
             }
             order &+= 1
@@ -478,10 +517,7 @@ private struct TrackParser {
         if endOfTrack == nil && !truncatedByEOF {
             try warn(end, "track has no end-of-track event; it ends with its last event")
         }
-        var track = MusicTrack()
-        track.append(contentsOf: events)
-        track.explicitLength = endOfTrack
-        return Result(track: track, resyncAt: resyncAt)
+        return (endOfTrack, resyncAt)
     }
 
     /// Reads a variable-length length field; nil (with a warning) when the chunk ends inside it.
@@ -513,11 +549,141 @@ private struct TrackParser {
     }
 }
 
-extension SequenceEvent {
-    /// The second data byte of a `.message` (the velocity of a pending note-on).
-    @inlinable
-    var messageData2: UInt8 {
-        if case .message(let m) = self { return m.data2 }
-        return 0
+/// A track's events while its chunk is parsed, in manually managed memory: pending note-ons
+/// become notes in place without copying the enum around, and at the end the events are moved
+/// (a plain memory copy, no per-event retain or release) into an array of exactly their count.
+/// One storage serves all the tracks of a file.
+private final class TrackEventStorage {
+    private var base: UnsafeMutablePointer<TimedEvent>
+    private(set) var count = 0
+    private var capacity: Int
+    /// Per event: the next pending note-on of the same channel and key (first in, first
+    /// out), or -1; only meaningful for pending note-ons.
+    private(set) var pendingNext: UnsafeMutablePointer<Int32>
+    /// Per event: the attack velocity of a pending note-on.
+    private var velocity: UnsafeMutablePointer<UInt8>
+    /// Per channel and key (`channel << 7 | key`): the first and last pending note-on, or -1.
+    let head: UnsafeMutablePointer<Int32> = .allocate(capacity: 2048)
+    let tail: UnsafeMutablePointer<Int32> = .allocate(capacity: 2048)
+
+    /// Room in `pendingNext` and `velocity` (at least `capacity`).
+    private var sideCapacity: Int
+
+    init() {
+        capacity = 16
+        sideCapacity = 16
+        base = .allocate(capacity: capacity)
+        pendingNext = .allocate(capacity: capacity)
+        velocity = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+        pendingNext.deallocate()
+        velocity.deallocate()
+        head.deallocate()
+        tail.deallocate()
+    }
+
+    /// The storage's own event buffer while ``attach(_:capacity:)`` lends it another.
+    private var owned: (base: UnsafeMutablePointer<TimedEvent>, capacity: Int)?
+
+    /// Builds the next track's events in `buffer` (uninitialized room for `capacity` events,
+    /// which the caller guarantees is enough) until ``detach()``.
+    func attach(_ buffer: UnsafeMutablePointer<TimedEvent>, capacity: Int) {
+        reset(expectedCount: 0)
+        if capacity > sideCapacity {
+            pendingNext.deallocate()
+            velocity.deallocate()
+            pendingNext = .allocate(capacity: capacity)
+            velocity = .allocate(capacity: capacity)
+            sideCapacity = capacity
+        }
+        owned = (base, self.capacity)
+        base = buffer
+        self.capacity = capacity
+    }
+
+    /// Ends ``attach(_:capacity:)``: returns the number of events initialized in the lent
+    /// buffer, which now owns them.
+    func detach() -> Int {
+        let n = count
+        count = 0
+        if let owned {
+            base = owned.base
+            capacity = owned.capacity
+        }
+        owned = nil
+        return n
+    }
+
+    /// Empties the storage for the next track, with room for `expectedCount` events.
+    func reset(expectedCount: Int) {
+        base.deinitialize(count: count)
+        count = 0
+        head.update(repeating: -1, count: 2048)
+        tail.update(repeating: -1, count: 2048)
+        if expectedCount > capacity {
+            base.deallocate()
+            pendingNext.deallocate()
+            velocity.deallocate()
+            capacity = expectedCount
+            sideCapacity = expectedCount
+            base = .allocate(capacity: capacity)
+            pendingNext = .allocate(capacity: capacity)
+            velocity = .allocate(capacity: capacity)
+        }
+    }
+
+    @inline(__always)
+    func append(_ event: TimedEvent) {
+        if count == capacity { grow() }
+        (base + count).initialize(to: event)
+        pendingNext[count] = -1
+        if case .message(let m) = event.event { velocity[count] = m.data2 }
+        count += 1
+    }
+
+    /// Turns the pending note-on at `index` into a note that ends at `tick`.
+    @inline(__always)
+    func closeNote(at index: Int, tick: Int64, releaseVelocity: UInt8, releasedByZeroVelocityNoteOn: Bool, releaseOrder: UInt32) {
+        let on = base + index
+        // The slot holds the note-on as a `.message` (no references): it is overwritten
+        // without deinitializing.
+        guard case .message(let m) = on.pointee.event else { return }
+        let note = NoteEvent(channel: m.status & 0x0F, key: m.data1, velocity: velocity[index],
+                             duration: tick - on.pointee.tick, releaseVelocity: releaseVelocity,
+                             releasedByZeroVelocityNoteOn: releasedByZeroVelocityNoteOn, releaseOrder: releaseOrder)
+        on.initialize(to: TimedEvent(tick: on.pointee.tick, order: on.pointee.order, event: .note(note)))
+    }
+
+    private func grow() {
+        precondition(owned == nil, "a chunk held more events than its byte count allows")
+        let newCapacity = capacity * 2
+        let newBase = UnsafeMutablePointer<TimedEvent>.allocate(capacity: newCapacity)
+        newBase.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        let newNext = UnsafeMutablePointer<Int32>.allocate(capacity: newCapacity)
+        newNext.update(from: pendingNext, count: count)
+        pendingNext.deallocate()
+        pendingNext = newNext
+        let newVelocity = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newVelocity.update(from: velocity, count: count)
+        velocity.deallocate()
+        velocity = newVelocity
+        capacity = newCapacity
+        sideCapacity = newCapacity
+    }
+
+    /// Moves the events out into an exactly sized array; the storage is empty afterwards.
+    func takeArray() -> [TimedEvent] {
+        let n = count
+        count = 0
+        return [TimedEvent](unsafeUninitializedCapacity: n) { buffer, initialized in
+            if n > 0 { buffer.baseAddress!.moveInitialize(from: base, count: n) }
+            initialized = n
+        }
     }
 }

@@ -1,4 +1,13 @@
+// FoundationEssentials is enough here, and it keeps ICU and the rest of Foundation out of
+// programs that use only the codec (less start-up memory and time).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import MIDI
 import Sequencing
 
@@ -86,9 +95,11 @@ extension StandardMIDIFile {
         }
         // Re-read the merged stream so notes pair again first-in, first-out.
         var bytes = TrackEncoder()
+        bytes.beginChunk()
         for f in flat { bytes.append(tick: f.tick, f.event) }
         bytes.finish(endTick: end)
-        let chunk = bytes.chunk
+        let chunk = bytes.bytes
+        bytes.deallocate()
         if let file = try? SMFReader.read(StandardMIDIFile.header(format: 0, tracks: 1, division: 960) + chunk),
            let merged = file.tracks.first {
             return merged
@@ -103,89 +114,170 @@ extension StandardMIDIFile {
     }
 }
 
-/// Encodes one track chunk with running status.
+/// Encodes track chunks with running status into one growing buffer of manually managed
+/// memory (the writer's hot path: no per-byte uniqueness or bounds checks). Call
+/// ``deallocate()`` when done; the value must not be used after that.
 struct TrackEncoder {
-    var body: [UInt8] = []
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    /// Bytes written so far.
+    private(set) var count = 0
+    /// Where the open chunk's "MTrk" tag starts.
+    private var chunkStart = 0
     var lastTick: Int64 = 0
     var runningStatus: UInt8 = 0
 
     init(capacity: Int = 0) {
-        body.reserveCapacity(capacity)
+        self.capacity = max(64, capacity)
+        base = .allocate(capacity: self.capacity)
     }
 
+    func deallocate() {
+        base.deallocate()
+    }
+
+    /// Makes room for `n` more bytes.
     @inline(__always)
-    mutating func writeVLQ(_ value: Int) {
+    mutating func reserve(_ n: Int) {
+        if count + n > capacity { grow(to: count + n) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        let newCapacity = max(needed, capacity * 2)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.update(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    /// Appends one byte; room must have been reserved.
+    @inline(__always)
+    private mutating func put(_ byte: UInt8) {
+        base[count] = byte
+        count += 1
+    }
+
+    /// Appends `bytes`.
+    mutating func append(contentsOf bytes: [UInt8]) {
+        reserve(bytes.count)
+        bytes.withUnsafeBufferPointer { source in
+            if let address = source.baseAddress { (base + count).update(from: address, count: source.count) }
+        }
+        count += bytes.count
+    }
+
+    /// Appends a variable-length quantity (values are clamped to 0...0x0FFFFFFF); room for
+    /// four bytes must have been reserved.
+    @inline(__always)
+    private mutating func putVLQ(_ value: Int) {
         let v = UInt32(clamping: max(0, min(value, 0x0FFF_FFFF)))
         if v < 0x80 {
-            body.append(UInt8(v))
+            put(UInt8(v))
         } else if v < 0x4000 {
-            body.append(UInt8(0x80 | (v >> 7)))
-            body.append(UInt8(v & 0x7F))
+            put(UInt8(0x80 | (v >> 7)))
+            put(UInt8(v & 0x7F))
         } else if v < 0x20_0000 {
-            body.append(UInt8(0x80 | (v >> 14)))
-            body.append(UInt8(0x80 | ((v >> 7) & 0x7F)))
-            body.append(UInt8(v & 0x7F))
+            put(UInt8(0x80 | (v >> 14)))
+            put(UInt8(0x80 | ((v >> 7) & 0x7F)))
+            put(UInt8(v & 0x7F))
         } else {
-            body.append(UInt8(0x80 | (v >> 21)))
-            body.append(UInt8(0x80 | ((v >> 14) & 0x7F)))
-            body.append(UInt8(0x80 | ((v >> 7) & 0x7F)))
-            body.append(UInt8(v & 0x7F))
+            put(UInt8(0x80 | (v >> 21)))
+            put(UInt8(0x80 | ((v >> 14) & 0x7F)))
+            put(UInt8(0x80 | ((v >> 7) & 0x7F)))
+            put(UInt8(v & 0x7F))
         }
     }
 
     /// Writes the delta time; deltas beyond the 28-bit VLQ limit are split across empty
     /// text events so no time is lost.
     @inline(__always)
-    mutating func writeDelta(to tick: Int64) {
+    private mutating func writeDelta(to tick: Int64) {
         var delta = max(0, tick - lastTick)
         while delta > 0x0FFF_FFFF {
-            writeVLQ(0x0FFF_FFFF)
-            body.append(contentsOf: [0xFF, 0x01, 0x00])
+            reserve(7)
+            putVLQ(0x0FFF_FFFF)
+            put(0xFF)
+            put(0x01)
+            put(0x00)
             runningStatus = 0
             delta -= 0x0FFF_FFFF
         }
-        writeVLQ(Int(delta))
+        reserve(4)
+        putVLQ(Int(delta))
         lastTick = max(lastTick, tick)
     }
 
+    /// Opens a track chunk: its tag and a length patched by ``finish(endTick:)``.
+    mutating func beginChunk() {
+        reserve(8)
+        chunkStart = count
+        for byte in "MTrk".utf8 { put(byte) }
+        for _ in 0..<4 { put(0) }
+        lastTick = 0
+        runningStatus = 0
+    }
+
+    @inline(__always)
     mutating func append(tick: Int64, _ event: FileEvent) {
         writeDelta(to: tick)
         switch event {
         case .message(let m):
+            reserve(3)
             let n = m.dataByteCount
             if m.status < 0xF0 {
                 if m.status != runningStatus {
-                    body.append(m.status)
+                    put(m.status)
                     runningStatus = m.status
                 }
             } else {
-                body.append(m.status)
+                put(m.status)
                 runningStatus = 0
             }
-            if n >= 1 { body.append(m.data1) }
-            if n == 2 { body.append(m.data2) }
+            if n >= 1 { put(m.data1) }
+            if n == 2 { put(m.data2) }
         case .sysex(let s):
-            body.append(s.status)
-            writeVLQ(s.payload.count)
-            body.append(contentsOf: s.payload)
+            reserve(5)
+            put(s.status)
+            putVLQ(s.payload.count)
+            append(contentsOf: s.payload)
             runningStatus = 0
         case .meta(let m):
-            body.append(0xFF)
-            body.append(m.type)
-            writeVLQ(m.data.count)
-            body.append(contentsOf: m.data)
+            reserve(6)
+            put(0xFF)
+            put(m.type)
+            putVLQ(m.data.count)
+            append(contentsOf: m.data)
             runningStatus = 0
         }
     }
 
+    /// Writes the end of track and the chunk's length.
     mutating func finish(endTick: Int64) {
         writeDelta(to: max(endTick, lastTick))
-        body.append(contentsOf: [0xFF, 0x2F, 0x00])
+        reserve(3)
+        put(0xFF)
+        put(0x2F)
+        put(0x00)
+        closeChunk()
     }
 
-    var chunk: [UInt8] {
-        let n = UInt32(clamping: body.count)
-        return Array("MTrk".utf8) + [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] + body
+    /// Writes the open chunk's length without an end of track (for `tactus build`, which keeps
+    /// a document's missing end of track as it is).
+    mutating func closeChunk() {
+        let n = UInt32(clamping: count - chunkStart - 8)
+        base[chunkStart + 4] = UInt8(n >> 24)
+        base[chunkStart + 5] = UInt8((n >> 16) & 0xFF)
+        base[chunkStart + 6] = UInt8((n >> 8) & 0xFF)
+        base[chunkStart + 7] = UInt8(n & 0xFF)
+    }
+
+    /// A copy of the bytes written.
+    var bytes: [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if count > 0 { buffer.baseAddress!.update(from: base, count: count) }
+            initialized = count
+        }
     }
 }
 
@@ -194,17 +286,18 @@ struct TrackEncoder {
 public enum SMFWriter {
     /// The bytes of `file`.
     public static func bytes(of file: StandardMIDIFile) -> [UInt8] {
-        var out = StandardMIDIFile.header(format: file.format, tracks: file.tracks.count, division: file.divisionWord)
+        // About 4 bytes per event as stored (a note is two); the buffer grows when needed.
+        var estimate = 64
+        for track in file.tracks { estimate += 8 + track.count * 6 }
+        var encoder = TrackEncoder(capacity: estimate)
+        defer { encoder.deallocate() }
+        encoder.append(contentsOf: StandardMIDIFile.header(format: file.format, tracks: file.tracks.count, division: file.divisionWord))
         for track in file.tracks {
-            var encoder = TrackEncoder(capacity: track.count * 4 + 16)
+            encoder.beginChunk()
             track.forEachFileEvent { tick, e in encoder.append(tick: tick, e) }
             encoder.finish(endTick: track.length)
-            let n = UInt32(clamping: encoder.body.count)
-            out.append(contentsOf: Array("MTrk".utf8))
-            out.append(contentsOf: [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)])
-            out.append(contentsOf: encoder.body)
         }
-        return out
+        return encoder.bytes
     }
 
     /// The bytes of `sequence` in `layout`.
@@ -217,8 +310,8 @@ public enum SMFWriter {
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent()
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var info = stat()
+        guard stat(directory.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw SMFWriteError(path: path, reason: "directory \(directory.path) does not exist")
         }
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())")

@@ -3,6 +3,13 @@ import MIDI
 /// A note with its duration, as a sequencer thinks of it: one event instead of a note-on and
 /// a note-off.
 public struct NoteEvent: Hashable, Sendable {
+    // Stored properties run from the widest to the narrowest, so the struct packs into
+    // 17 bytes and a ``TimedEvent`` into 32 (tracks hold millions of them).
+
+    /// Length in ticks; 0 means the release falls on the same tick as the attack.
+    public var duration: Int64
+    /// Position of the release among the events of its tick (see ``TimedEvent/order``).
+    public var releaseOrder: UInt32
     /// MIDI channel, 0...15.
     public var channel: UInt8
     /// Key number, 0...127.
@@ -11,13 +18,9 @@ public struct NoteEvent: Hashable, Sendable {
     public var velocity: UInt8
     /// Release velocity, 0...127 (0 when the release was a note-on with velocity 0).
     public var releaseVelocity: UInt8
-    /// Length in ticks; 0 means the release falls on the same tick as the attack.
-    public var duration: Int64
     /// True when the release is encoded as a note-on with velocity 0, as many files do;
     /// kept so a file comes back with the bytes it had.
     public var releasedByZeroVelocityNoteOn: Bool
-    /// Position of the release among the events of its tick (see ``TimedEvent/order``).
-    public var releaseOrder: UInt32
 
     /// Creates a note.
     public init(channel: UInt8, key: UInt8, velocity: UInt8, duration: Int64,
@@ -153,12 +156,12 @@ public struct ParameterEvent: Hashable, Sendable {
     public var node: UInt32
     /// The parameter's identifier within the node.
     public var parameter: UInt32
-    /// The scope of the parameter.
-    public var scope: ParameterScope
     /// The element (bus or channel) within the scope.
     public var element: UInt32
     /// The new value, in the parameter's unit.
     public var value: Float
+    /// The scope of the parameter (stored last so the struct packs into 17 bytes).
+    public var scope: ParameterScope
 
     /// Creates a parameter event.
     public init(node: UInt32, parameter: UInt32, scope: ParameterScope = .global, element: UInt32 = 0, value: Float) {
@@ -226,13 +229,16 @@ public enum SequenceEvent: Hashable, Sendable {
 
 /// An event placed on a track.
 public struct TimedEvent: Hashable, Sendable {
-    /// Position in ticks from the start of the track.
-    public var tick: Int64
+    // Declared event, order, tick: this order packs the struct into a 32-byte stride (it
+    // was 48 with the tick first), which is most of a loaded file's memory.
+
+    /// The event.
+    public var event: SequenceEvent
     /// Position among events of the same tick. Loading keeps the file's order here, so a file
     /// is written back with its same-tick order; new events get the next free value.
     public var order: UInt32
-    /// The event.
-    public var event: SequenceEvent
+    /// Position in ticks from the start of the track.
+    public var tick: Int64
 
     /// Creates a timed event.
     public init(tick: Int64, order: UInt32 = 0, event: SequenceEvent) {

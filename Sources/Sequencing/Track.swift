@@ -125,10 +125,17 @@ public struct MusicTrack: Hashable, Sendable {
     /// event; used by readers, which know their order. Falls back to sorting when they are not.
     public mutating func append(contentsOf sortedEvents: [TimedEvent]) {
         let wasSorted = events.isEmpty || sortedEvents.isEmpty || TrackOrdering.less(events[events.count - 1], sortedEvents[0]) || events[events.count - 1] == sortedEvents[0]
-        events.append(contentsOf: sortedEvents)
-        for e in sortedEvents {
-            nextOrder = max(nextOrder, e.order &+ 1)
-            if case .note(let n) = e.event { nextOrder = max(nextOrder, n.releaseOrder &+ 1) }
+        if events.isEmpty {
+            // Adopt the array (no element copies): readers hand over millions of events.
+            events = sortedEvents
+        } else {
+            events.append(contentsOf: sortedEvents)
+        }
+        sortedEvents.withUnsafeBufferPointer { buffer in
+            for i in buffer.indices {
+                nextOrder = max(nextOrder, buffer[i].order &+ 1)
+                if case .note(let n) = buffer[i].event { nextOrder = max(nextOrder, n.releaseOrder &+ 1) }
+            }
         }
         if !wasSorted { restoreOrder() }
     }
