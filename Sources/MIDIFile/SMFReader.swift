@@ -134,7 +134,7 @@ private struct FileParser {
 
     func tag(_ at: Int) -> String {
         var s = ""
-        for i in at..<min(at + 4, bytes.count) {
+        for i in min(at, bytes.count)..<min(at + 4, bytes.count) {
             let b = bytes[i]
             s += (32..<127).contains(b) ? String(UnicodeScalar(b)) : "\\x" + hex(b)
         }
@@ -165,7 +165,10 @@ private struct FileParser {
 
     mutating func unwrapRIFF() throws(SMFError) {
         // RIFF <size> RMID, then chunks: "data" holds the SMF.
-        guard bytes.count >= 12, isTag(8, "RMID") else {
+        guard bytes.count >= 12 else {
+            throw fail("RIFF", 0, .badRIFFWrapper("the RIFF header is cut short (\(bytes.count) bytes)"))
+        }
+        guard isTag(8, "RMID") else {
             throw fail("RIFF", 0, .badRIFFWrapper("RIFF file of type \(tag(8)), not RMID"))
         }
         var p = 12

@@ -24,6 +24,11 @@ struct RobustnessTests {
         for url in SharedMaterial.songs() {
             result.append((url.lastPathComponent, Array(try Data(contentsOf: url))))
         }
+        // A RIFF RMID wrapper, so every truncation of the wrapper is tried too.
+        let smf = SMFBytes.header() + SMFBytes.track(SMFBytes.fourNotes)
+        func le(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF), UInt8((v >> 16) & 0xFF), UInt8(v >> 24)] }
+        let dataChunk = Array("data".utf8) + le(smf.count) + smf
+        result.append(("riff", Array("RIFF".utf8) + le(4 + dataChunk.count) + Array("RMID".utf8) + dataChunk))
         result.append(("fixture", SMFBytes.header(format: 1, tracks: 2)
             + SMFBytes.track([0x00, 0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20, 0x00, 0xF0, 0x02, 0x7E, 0xF7] + SMFBytes.eot)
             + SMFBytes.track(SMFBytes.fourNotes)))
@@ -76,6 +81,11 @@ struct RobustnessTests {
                 Self.exercise(mutated)
             }
         }
+    }
+
+    @Test("A RIFF header cut before its type is refused cleanly (fuzz-smf crash-48046834)")
+    func shortRIFF() {
+        #expect(throws: SMFError.self) { try SMFReader.read([0x52, 0x49, 0x46, 0x46, 0x00, 0x4F, 0x00]) }
     }
 
     @Test("Length fields are checked before anything is allocated")
