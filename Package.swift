@@ -44,8 +44,10 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["tactus", "MIDIFile", "Sequencing", "MIDI"]),
         // Test-only allocation counter; linked only into the test executable.
         .target(name: "MallocCounter"),
-        .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDI"]),
-        .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI"]),
+        // Test-only helpers shared by the audio test suites.
+        .target(name: "AudioTestSupport", dependencies: ["AudioGraph", "MIDI"]),
+        .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDI", "AudioTestSupport"]),
+        .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI", "AudioTestSupport"]),
         .testTarget(
             name: "PlaybackTests",
             dependencies: ["Playback", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter"]

@@ -1,4 +1,5 @@
 import AudioGraph
+import AudioTestSupport
 import MIDI
 import Testing
 

@@ -1,4 +1,5 @@
 import AudioGraph
+import AudioTestSupport
 import Foundation
 import Instruments
 import MIDI

@@ -1,21 +1,22 @@
-import Foundation
+// Helpers shared by the audio test suites: a sine source, block-size-varying rendering and
+// levels. A library target only because test targets cannot share sources.
 import AudioGraph
+import Foundation
 import MIDI
 
-
 /// A sine source at a fixed frequency.
-final class SineSource: AudioNode {
-    let name = "Sine"
-    let inputBusCount = 0
-    let parameterInfos: [AudioParameterInfo] = []
-    let frequency: Double
+public final class SineSource: AudioNode {
+    public let name = "Sine"
+    public let inputBusCount = 0
+    public let parameterInfos: [AudioParameterInfo] = []
+    public let frequency: Double
     private var sampleRate = 44_100.0
-    init(frequency: Double) { self.frequency = frequency }
-    func prepare(sampleRate: Double, maximumFrameCount: Int) { self.sampleRate = sampleRate }
-    func reset() {}
-    func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {}
-    func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? { nil }
-    func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+    public init(frequency: Double) { self.frequency = frequency }
+    public func prepare(sampleRate: Double, maximumFrameCount: Int) { self.sampleRate = sampleRate }
+    public func reset() {}
+    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {}
+    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? { nil }
+    public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
         for i in 0..<frameCount {
             let t = Double(startFrame + Int64(i)) / sampleRate
             let v = Float(sin(2 * Double.pi * frequency * t))
@@ -27,7 +28,7 @@ final class SineSource: AudioNode {
 
 /// Renders `frames` frames of `graph` in blocks whose sizes come from `blockSizes` (cycled),
 /// delivering `events` (absolute frame, node index, event) at their frames. Returns left and right.
-func renderGraph(_ graph: CompiledGraph, frames: Int, blockSizes: [Int],
+public func renderGraph(_ graph: CompiledGraph, frames: Int, blockSizes: [Int],
                  events: [(frame: Int, node: Int, event: NodeEvent)] = []) -> (left: [Float], right: [Float]) {
     var left: [Float] = [], right: [Float] = []
     var position = 0, next = 0, sizeIndex = 0
@@ -48,7 +49,7 @@ func renderGraph(_ graph: CompiledGraph, frames: Int, blockSizes: [Int],
 }
 
 /// A deterministic list of block sizes between 1 and `maximum`.
-func randomBlockSizes(count: Int, maximum: Int, seed: UInt64) -> [Int] {
+public func randomBlockSizes(count: Int, maximum: Int, seed: UInt64) -> [Int] {
     var s = seed
     return (0..<count).map { _ in
         s = s &* 6364136223846793005 &+ 1442695040888963407
@@ -56,6 +57,6 @@ func randomBlockSizes(count: Int, maximum: Int, seed: UInt64) -> [Int] {
     }
 }
 
-func rms(_ x: ArraySlice<Float>) -> Float {
+public func rms(_ x: ArraySlice<Float>) -> Float {
     (x.reduce(0) { $0 + $1 * $1 } / Float(max(1, x.count))).squareRoot()
 }
