@@ -9,10 +9,17 @@
 #include <stddef.h>
 #include "MallocCounter.h"
 
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t count, size_t size);
-extern void *__libc_realloc(void *pointer, size_t size);
-extern void *__libc_memalign(size_t alignment, size_t size);
+// Under AddressSanitizer or ThreadSanitizer the sanitizer owns the allocator: interposing
+// malloc would hand it memory it did not allocate. There the count comes from the
+// sanitizer's own allocation hook instead.
+#if defined(__has_feature)
+#  if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#    define MALLOC_COUNTER_SANITIZED 1
+#  endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#  define MALLOC_COUNTER_SANITIZED 1
+#endif
 
 static __thread int counting;
 static __thread long allocations;
@@ -26,6 +33,23 @@ long malloc_counter_stop(void) {
     counting = 0;
     return allocations;
 }
+
+#ifdef MALLOC_COUNTER_SANITIZED
+#include <sanitizer/allocator_interface.h>
+
+// The sanitizer runtime calls this weak hook on every allocation. (Installing hooks with
+// __sanitizer_install_malloc_and_free_hooks from a constructor fails: it runs before the
+// runtime is initialized.)
+void __sanitizer_malloc_hook(const volatile void *pointer, size_t size) {
+    (void)pointer;
+    (void)size;
+    if (counting) allocations++;
+}
+#else
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t count, size_t size);
+extern void *__libc_realloc(void *pointer, size_t size);
+extern void *__libc_memalign(size_t alignment, size_t size);
 
 void *malloc(size_t size) {
     if (counting) allocations++;
@@ -59,3 +83,4 @@ int posix_memalign(void **result, size_t alignment, size_t size) {
     *result = pointer;
     return 0;
 }
+#endif

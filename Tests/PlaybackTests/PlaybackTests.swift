@@ -262,7 +262,9 @@ func makeSong() -> MusicSequence {
         #expect(malloc_counter_stop() > 0)
         #expect(array.count >= 100)
 
-        let smf = try SMFReader.read(contentsOf: "/work/shared/corpus/files/openmsx/keep_on_rolling.mid")
+        let song = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Songs/seven-eight.mid").path
+        let smf = try SMFReader.read(contentsOf: song)
         let engine = try Engine.makeDefault(sequence: smf.makeSequence(), sampleRate: 44_100, maximumFrameCount: 512)
         let l = UnsafeMutablePointer<Float>.allocate(capacity: 512), r = UnsafeMutablePointer<Float>.allocate(capacity: 512)
         defer { l.deallocate(); r.deallocate() }
