@@ -8,16 +8,28 @@ cd "$root"
 kinds=("$@")
 [ ${#kinds[@]} -gt 0 ] || kinds=(address thread)
 export LSAN_OPTIONS="suppressions=$root/Tests/lsan-suppressions.txt:print_suppressions=0"
-quiet() { grep -vE "Cannot export local symbol|^\[[0-9]+/[0-9]+\]" || true; }
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# Shows the test run's summary and any sanitizer report, not the build's chatter.
+quiet() {
+  cat > "$log"
+  grep -E "Test run with|✘|ERROR: (Address|Thread|Leak)Sanitizer|WARNING: ThreadSanitizer|SUMMARY: " "$log" | head -60
+}
 for kind in "${kinds[@]}"; do
   case "$kind" in
     address)
       echo "== AddressSanitizer: the whole suite"
-      swift test --sanitize=address --scratch-path .build-asan 2>&1 | quiet | tail -40 || { echo "sanitizers.sh: address failed" >&2; exit 1; }
+      if ! swift test --sanitize=address --scratch-path .build-asan 2>&1 | quiet; then
+        echo "sanitizers.sh: the suite failed under AddressSanitizer" >&2
+        exit 1
+      fi
       ;;
     thread)
       echo "== ThreadSanitizer: engine, player and driver tests"
-      TSAN_OPTIONS="halt_on_error=1" swift test --sanitize=thread --scratch-path .build-tsan --filter "PlaybackTests|ALSATests" 2>&1 | quiet | tail -40 || { echo "sanitizers.sh: thread failed" >&2; exit 1; }
+      if ! TSAN_OPTIONS="halt_on_error=1" swift test --sanitize=thread --scratch-path .build-tsan --filter "PlaybackTests|ALSATests" 2>&1 | quiet; then
+        echo "sanitizers.sh: engine, player or driver tests failed under ThreadSanitizer" >&2
+        exit 1
+      fi
       ;;
     *) echo "sanitizers.sh: unknown sanitizer '$kind'" >&2; exit 2 ;;
   esac

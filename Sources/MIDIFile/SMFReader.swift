@@ -70,6 +70,10 @@ public enum SMFReader {
             throw SMFError(path: path, location: SMFLocation(chunk: nil, offset: 0),
                            reason: .limitExceeded("file is \(size) bytes, more than the \(options.maximumFileSize) allowed"))
         }
+        if let size = attributes[.size] as? Int, size == 0, attributes[.type] as? FileAttributeType == .typeRegular {
+            // Refused before reading: FoundationEssentials leaks its read buffer for empty files.
+            throw SMFError(path: path, location: SMFLocation(chunk: nil, offset: 0), reason: .emptyFile)
+        }
         let data = try Data(contentsOf: url, options: .alwaysMapped)
         do {
             return try data.withUnsafeBytes { raw in
