@@ -77,6 +77,37 @@ struct LibSMFInteropTests {
         }
     }
 
+    @Test("edited sequences (every kind of edit `tactus edit` offers) load in libsmf with identical events",
+          .enabled(if: LibSMFDumper.shared.tool != nil, LibSMFDumper.shared.unavailableReason))
+    func editedSequencesLoadInLibSMF() throws {
+        let tool = try #require(LibSMFDumper.shared.tool)
+        let scratch = try ScratchDirectory()
+        let songs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Songs")
+        var compared = 0
+        for name in ["morning-steps.mid", "little-waltz.mid", "seven-eight.mid"] {
+            let original = try SMFReader.read(contentsOf: songs.appendingPathComponent(name).path).makeSequence()
+            var edits: [(String, MusicSequence)] = []
+            var s = original
+            s.transpose(by: -5); s.scaleVelocity(percent: 80); edits.append(("transpose+velocity", s))
+            s = original; s.quantize(grid: QuantizeGrid(noteValue: 8, triplet: true), strength: 0.7, swing: 0.3, ends: true); edits.append(("quantize", s))
+            s = original; let clip = s.cut(1920..<5760); s.paste(clip, at: 960); edits.append(("cut+paste", s))
+            s = original; s.delete(3840..<7680); s.insertSilence(at: 480, length: 333); edits.append(("delete+silence", s))
+            s = original; s.tempoRamp(from: 70, to: 150, over: 0..<9600, steps: 12, keep: .seconds); edits.append(("tempo ramp", s))
+            s = original; s.setTimeSignature(TimeSignature(5, 8), at: 1920); s.setKeySignature(KeySignature(sharpsOrFlats: 3, isMinor: false), at: 0); edits.append(("signatures", s))
+            s = original; if s.tracks.count >= 2 { s.mergeTracks([0, 1]) }; s.splitTrackByChannel(0); s.removeEvents(.controller(nil)); edits.append(("tracks", s))
+            for (label, edited) in edits {
+                for layout in [SMFLayout.asRead, .format0, .format1] {
+                    switch try compare(SMFWriter.bytes(of: edited, layout: layout), name: "\(name) [\(label), \(layout)]", tool: tool, scratch: scratch) {
+                    case .identical: compared += 1
+                    case .outOfReach(let reason): Issue.record("\(name) [\(label)]: out of libsmf's reach: \(reason)")
+                    }
+                }
+            }
+        }
+        #expect(compared == 3 * 7 * 3)
+    }
+
     @Test("a file libsmf reads differently is reported",
           .enabled(if: LibSMFDumper.shared.tool != nil, LibSMFDumper.shared.unavailableReason))
     func differencesAreReported() throws {
