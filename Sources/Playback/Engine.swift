@@ -120,9 +120,9 @@ public final class Engine: @unchecked Sendable {
     private var soundingTotal = 0
 
     // Channels to and from the control side.
-    let commands = SPSCRing<EngineCommand>(minimumCapacity: 256)
-    let retired = SPSCRing<AnyObject>(minimumCapacity: 1024)
-    let userEvents = SPSCRing<UserEventRecord>(minimumCapacity: 1024)
+    let commands = CommandRing(minimumCapacity: 256)
+    let retired = RetireRing(minimumCapacity: 1024)
+    let userEvents = UserEventRing(minimumCapacity: 1024)
     private let mailbox = Atomic<UnsafeMutableRawPointer?>(nil)
     let publishedSongPosition = Atomic<Int64>(0)
     let publishedOutputFrame = Atomic<Int64>(0)
@@ -136,7 +136,7 @@ public final class Engine: @unchecked Sendable {
     let anchorSequence = Atomic<Int>(0)
     let anchorOutputFrame = Atomic<Int64>(0)
     let anchorSongPosition = Atomic<Int64>(0)
-    let anchorRateStep = Atomic<Int64>(65_536)
+    let anchorRateStep = Atomic<Int64>(0)
     let anchorHostNanos = Atomic<Int64>(0)
 
     /// Creates an engine that plays `schedule` from frame 0 at rate 1 until stopped (no end);
@@ -222,6 +222,7 @@ public final class Engine: @unchecked Sendable {
                 }
             }
             var count = 0
+            var boundaryReached: Int64?
             if playing {
                 let boundary = activeBoundaryFrame()
                 if boundary != .max {
@@ -230,7 +231,10 @@ public final class Engine: @unchecked Sendable {
                         crossBoundary(boundary)
                         continue
                     }
-                    if framesToBoundary < Int64(length) { length = Int(framesToBoundary) }
+                    if framesToBoundary <= Int64(length) {
+                        length = Int(framesToBoundary)
+                        boundaryReached = boundary
+                    }
                 }
                 // Every event whose song frame is reached by one of this stretch's frames.
                 let lastFrame = floorDiv(songPosition + Int64(length - 1) * rateStep, unit)
@@ -242,6 +246,7 @@ public final class Engine: @unchecked Sendable {
                         // Buffer full: end this graph call at the event that did not fit
                         // (possibly after zero frames, when more events share one frame).
                         length = offset
+                        boundaryReached = nil
                         break
                     }
                     let target = Int(targets[cursor])
@@ -261,6 +266,9 @@ public final class Engine: @unchecked Sendable {
             done += length
             frame += Int64(length)
             if playing { songPosition += Int64(length) * rateStep }
+            // Crossed right away, at the frame the position reaches it: once the position
+            // stands on a loop's end the loop no longer applies (a locate there leaves it).
+            if let boundaryReached { crossBoundary(boundaryReached) }
         }
         publishedSongPosition.store(songPosition, ordering: .relaxed)
         publishedOutputFrame.store(frame, ordering: .releasing)
@@ -405,7 +413,10 @@ public final class Engine: @unchecked Sendable {
 
     private func deliverNow(_ events: [GraphEvent]) {
         var count = 0
-        for e in events {
+        var index = 0
+        while index < events.count {
+            let e = events[index]
+            index += 1
             if count == eventCapacity { flush(count); count = 0 }
             eventBuffer[count] = e
             track(e.event, node: e.nodeIndex, owner: 0xFFFF)
@@ -454,10 +465,13 @@ public final class Engine: @unchecked Sendable {
                             if owner < old.count && owner < new.count && old[owner] == new[owner] { continue }
                         }
                         let message = MIDIMessage.noteOff(channel: UInt8(channel), key: UInt8(key))
-                        for _ in 0..<soundingCount[base + key] {
+                        // An Int counter: iterating a range of UInt8 allocates in debug builds.
+                        var remaining = Int(soundingCount[base + key])
+                        while remaining > 0 {
                             if count == eventCapacity { flush(count); count = 0 }
                             eventBuffer[count] = GraphEvent(offset: 0, nodeIndex: node, event: .midi(message))
                             count += 1
+                            remaining -= 1
                         }
                         soundingTotal -= Int(soundingCount[base + key])
                         soundingCount[base + key] = 0

@@ -11,6 +11,13 @@ public struct PlayedUserEvent: Sendable, Hashable {
     public var track: Int
     /// The application's bytes.
     public var data: [UInt8]
+
+    /// Creates a record of a played user event.
+    public init(tick: Int64, track: Int, data: [UInt8]) {
+        self.tick = tick
+        self.track = track
+        self.data = data
+    }
 }
 
 /// Plays a ``MusicSequence`` through an audio graph, like Apple's MusicPlayer: start, stop,
