@@ -131,6 +131,8 @@ public final class Engine: @unchecked Sendable {
     let droppedUserEvents = Atomic<Int>(0)
     /// Changes whenever the engine stops by reaching its end (not by a stop command).
     let endCount = Atomic<Int>(0)
+    /// The output frame at which playback last stopped by reaching its end; -1 after a start.
+    let publishedEndOutputFrame = Atomic<Int64>(-1)
     // Host-time anchor of the last block: a sequence lock (odd while being written) around
     // the output frame, song position, rate step and host time of the block's first frame.
     let anchorSequence = Atomic<Int>(0)
@@ -313,6 +315,7 @@ public final class Engine: @unchecked Sendable {
         } else {
             releaseSounding(pedals: !endInclusive, onlyChangedTracks: nil)
             playing = false
+            publishedEndOutputFrame.store(frame, ordering: .relaxed)
             publishedPlaying.store(false, ordering: .releasing)
             endCount.add(1, ordering: .releasing)
         }
@@ -321,6 +324,7 @@ public final class Engine: @unchecked Sendable {
     private func apply(_ command: EngineCommand) {
         switch command {
         case .start:
+            publishedEndOutputFrame.store(-1, ordering: .relaxed)
             playing = true
             publishedPlaying.store(true, ordering: .releasing)
         case .stop:
