@@ -32,6 +32,11 @@ let package = Package(
             dependencies: ["AudioGraph", "Instruments", "Playback", "MIDIFile", "Sequencing"],
             path: "Benchmarks/RenderBenchmark"
         ),
+        .executableTarget(
+            name: "tactus-scheduler-benchmark",
+            dependencies: ["AudioGraph", "Playback", "Sequencing", "MIDI"],
+            path: "Benchmarks/SchedulerBenchmark"
+        ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
