@@ -33,14 +33,18 @@ final class TransportLoop: @unchecked Sendable {
     let startFrame: Int64
     let endFrame: Int64
     let chase: ChaseSnapshot
+    /// True when this loop only refreshes the previous one (a live edit recompiled the
+    /// chase): the passes already played still count.
+    let continuesPrevious: Bool
     /// Jumps left; only the audio thread changes it once published.
     var remainingJumps: Int
 
-    init(startFrame: Int64, endFrame: Int64, jumps: Int, chase: ChaseSnapshot) {
+    init(startFrame: Int64, endFrame: Int64, jumps: Int, chase: ChaseSnapshot, continuesPrevious: Bool) {
         self.startFrame = startFrame
         self.endFrame = endFrame
         self.remainingJumps = jumps
         self.chase = chase
+        self.continuesPrevious = continuesPrevious
     }
 }
 
@@ -172,6 +176,8 @@ public final class Engine: @unchecked Sendable {
     /// while nobody renders concurrently; a ``Player`` publishes through its mailbox instead).
     public func load(_ schedule: Schedule) {
         install(EngineSnapshot(schedule: schedule, graph: graph))
+        // This is the control side, so what was retired can be freed right here.
+        while retired.pop() != nil {}
     }
 
     /// Moves output and song position to `frame`: the next event delivered is the first one at
@@ -353,7 +359,10 @@ public final class Engine: @unchecked Sendable {
         case .allNotesOff:
             releaseSounding(pedals: true, onlyChangedTracks: nil)
         case .setLoop(let newLoop):
-            if let old = loop { retire(old) }
+            if let old = loop {
+                if let newLoop, newLoop.continuesPrevious { newLoop.remainingJumps = old.remainingJumps }
+                retire(old)
+            }
             loop = newLoop
         case .setEnd(let songFrame, let inclusive):
             endFrame = songFrame

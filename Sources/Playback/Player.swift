@@ -110,7 +110,7 @@ public final class Player {
         snapshot = EngineSnapshot(schedule: schedule, graph: engine.graph)
         engine.publish(snapshot)
         sendEnd()
-        if let loopSetting { sendLoop(loopSetting) }
+        if let loopSetting { sendLoop(loopSetting, continuingPrevious: true) }
     }
 
     // MARK: Transport
@@ -237,7 +237,7 @@ public final class Player {
         sendEnd()
     }
 
-    private func sendLoop(_ setting: (from: Int64, to: Int64, count: LoopCount)) {
+    private func sendLoop(_ setting: (from: Int64, to: Int64, count: LoopCount), continuingPrevious: Bool = false) {
         let start = tempoMap.frame(atTick: setting.from, sampleRate: sampleRate)
         let end = tempoMap.frame(atTick: setting.to, sampleRate: sampleRate)
         let jumps: Int
@@ -246,7 +246,8 @@ public final class Player {
         case .forever: jumps = -1
         }
         guard end > start else { send(.setLoop(nil)); return }
-        send(.setLoop(TransportLoop(startFrame: start, endFrame: end, jumps: jumps, chase: chase(beforeFrame: start))))
+        send(.setLoop(TransportLoop(startFrame: start, endFrame: end, jumps: jumps, chase: chase(beforeFrame: start),
+                                    continuesPrevious: continuingPrevious)))
     }
 
     private func sendEnd() {

@@ -206,7 +206,7 @@ struct PlayCommand: ParsableCommand {
             terminal.restore()
             throw unavailable("cannot start (\(error.reason))")
         }
-        let status = StatusLine(player: player, sequence: sequence, output: output)
+        let status = StatusLine(player: player, sequence: sequence, output: output, endTick: plan.toTick ?? player.schedule.endTick)
         var interrupted = false
         while true {
             player.service()
@@ -247,7 +247,9 @@ struct PlayCommand: ParsableCommand {
             let deadline = Date().addingTimeInterval(Double(target - output.framesWritten) / Double(grantedRate) + 5)
             while output.framesWritten < target && Date() < deadline && output.isRunning { usleep(5_000) }
         }
-        output.stop(drain: !interrupted)
+        // Drain in every case: what the device still holds is at most the latency, and it
+        // carries the releases of the notes a stop just ended.
+        output.stop(drain: true)
         player.service()
         terminal.finish(status.text())
         terminal.restore()
@@ -327,11 +329,11 @@ struct StatusLine {
     let output: PCMOutput
     let totalSeconds: Double
 
-    init(player: Player, sequence: MusicSequence, output: PCMOutput) {
+    init(player: Player, sequence: MusicSequence, output: PCMOutput, endTick: Int64) {
         self.player = player
         self.sequence = sequence
         self.output = output
-        totalSeconds = sequence.makeTempoMap().seconds(atTick: player.schedule.endTick)
+        totalSeconds = sequence.makeTempoMap().seconds(atTick: endTick)
     }
 
     func text() -> String {
