@@ -165,6 +165,29 @@ let blockSizeSets: [[Int]] = [[1], [64], [333], [4096], randomSizes(count: 500, 
         #expect(!player.isPlaying, "stopped at the end after the last pass")
     }
 
+    @Test func aLiveEditDuringALoopKeepsThePassesAlreadyPlayed() throws {
+        var seq = MusicSequence(timeBase: .ticksPerQuarter(480))
+        var a = MusicTrack(), b = MusicTrack()
+        a.addNote(at: 0, channel: 0, key: 60, velocity: 100, duration: 100)
+        b.addNote(at: 200, channel: 1, key: 70, velocity: 100, duration: 100)
+        a.addNote(at: 960, channel: 0, key: 72, velocity: 100, duration: 100)   // after the loop
+        seq.tracks = [a, b]
+        let (player, recorder, _) = try recorderPlayer(seq)
+        player.setLoop(from: 0, to: 480, count: .times(3))
+        player.start()
+        let pass = 480 * framesPerTick
+        play(player, frames: Int(pass + pass / 2))       // inside the second pass
+        player.updateSequence { $0.tracks[1].isMuted = true }
+        play(player, frames: Int(4 * pass))
+        let ons = recorder.records.filter(\.message.isNoteOn).map { Heard(frame: $0.frame, message: $0.message) }
+        #expect(ons == [
+            on(0, 60), on(200 * framesPerTick, 70, channel: 1),
+            on(pass, 60), on(pass + 200 * framesPerTick, 70, channel: 1),
+            on(2 * pass, 60),                               // third and last pass: track 2 muted
+            on(2 * pass + 960 * framesPerTick, 72),        // then the song goes on
+        ])
+    }
+
     @Test func userEventsReachTheCallbackInOrderWithTheirTick() throws {
         var seq = MusicSequence(timeBase: .ticksPerQuarter(480))
         var a = MusicTrack(), b = MusicTrack()
