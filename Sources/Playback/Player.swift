@@ -1,4 +1,7 @@
 import AudioGraph
+#if canImport(Glibc)
+import Glibc
+#endif
 import MIDI
 import Sequencing
 import Synchronization
@@ -340,8 +343,10 @@ public final class Player {
     }
 
     /// Renders `frameCount` frames on the calling thread (offline playback, tests, render),
-    /// then services the control side.
+    /// then services the control side. A player rendered this way is driven by its control
+    /// thread; do not also hand its engine to a driver.
     public func render(frameCount: Int, into output: StereoBuffer) {
+        rendersOnControlThread = true
         engine.render(frameCount: frameCount, into: output)
         service()
     }
@@ -352,16 +357,29 @@ public final class Player {
 
     private func send(_ command: EngineCommand) {
         collectRetired()
-        var pending = command
-        while !engine.commands.push(pending) {
-            // Full: nobody renders concurrently (offline) or the driver is behind; a zero-frame
-            // render drains the ring without producing audio. Only reached with hundreds of
-            // commands between two blocks.
-            engine.render(frameCount: 0, into: StereoBuffer(left: scratch, right: scratch))
+        var waited = 0
+        while !engine.commands.push(command) {
+            // Full: only reached with hundreds of commands between two blocks.
+            if rendersOnControlThread {
+                // Nobody else renders: a zero-frame render drains the ring without audio.
+                engine.render(frameCount: 0, into: StereoBuffer(left: scratch, right: scratch))
+            } else {
+                // A driver thread renders: it drains the ring at its next block. A driver
+                // that has stopped for good would never do so; after two seconds the command
+                // is dropped rather than hanging the control thread.
+                if waited >= 2_000 { droppedCommands += 1; return }
+                usleep(1_000)
+                waited += 1
+            }
             collectRetired()
-            pending = command
         }
     }
+
+    /// True once ``render(frameCount:into:)`` drove the engine from the control thread.
+    private var rendersOnControlThread = false
+
+    /// Commands dropped because a stalled driver left the command ring full.
+    public private(set) var droppedCommands = 0
 
     private let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 1)
 

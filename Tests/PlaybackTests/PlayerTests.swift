@@ -5,6 +5,7 @@ import MIDI
 import MIDIFile
 import Playback
 import Sequencing
+import Synchronization
 import Testing
 
 // At 480 ticks per quarter, 120 BPM and 48 kHz one tick is exactly 50 frames, so expected
@@ -186,6 +187,19 @@ let blockSizeSets: [[Int]] = [[1], [64], [333], [4096], randomSizes(count: 500, 
             on(2 * pass, 60),                               // third and last pass: track 2 muted
             on(2 * pass + 960 * framesPerTick, 72),        // then the song goes on
         ])
+    }
+
+    @Test func moreCommandsThanTheRingHoldsAllArriveInOrder() throws {
+        var seq = MusicSequence(timeBase: .ticksPerQuarter(480))
+        var t = MusicTrack()
+        t.addNote(at: 100_000, channel: 0, key: 60, velocity: 1, duration: 1)
+        seq.tracks = [t]
+        let (player, recorder, _) = try recorderPlayer(seq)
+        play(player, frames: 64)   // the control thread drives this player
+        for i in 0..<1000 { player.sendMIDI(.controlChange(channel: 3, controller: 1, value: UInt8(i % 128)), toNode: 1) }
+        play(player, frames: 64)
+        #expect(recorder.records.map(\.message.data2) == (0..<1000).map { UInt8($0 % 128) })
+        #expect(player.droppedCommands == 0)
     }
 
     @Test func userEventsReachTheCallbackInOrderWithTheirTick() throws {
@@ -434,5 +448,54 @@ let blockSizeSets: [[Int]] = [[1], [64], [333], [4096], randomSizes(count: 500, 
         #expect(allocations == 0)
         #expect(users >= 1, "the user event passed")
         #expect(player.engine.cursor > 0, "events were delivered")
+    }
+}
+
+/// Set by the render thread of the threaded test when it is done.
+final class RenderThreadDone: Sendable {
+    let done = Atomic<Bool>(false)
+}
+
+@Suite struct ThreadedPlaybackTests {
+    @Test func userEventsArriveInOrderWhileAnotherThreadRendersAndCommandsFlow() throws {
+        var seq = MusicSequence(timeBase: .ticksPerQuarter(480))
+        var t = MusicTrack()
+        for i in 0..<200 {
+            t.add(.user(UserEvent(data: [UInt8(i % 256)])), at: Int64(i * 10))
+            t.addNote(at: Int64(i * 10), channel: UInt8(i % 16), key: UInt8(40 + i % 50), velocity: 100, duration: 25)
+        }
+        seq.tracks = [t]
+        let (player, recorder, _) = try recorderPlayer(seq, maximumFrameCount: 256)
+        var received: [Int64] = []
+        player.userEventHandler = { received.append($0.tick) }
+        player.start()
+        let engine = player.engine
+        let finished = RenderThreadDone()
+        let total = Int(player.schedule.endFrame) + 10_000
+        Thread.detachNewThread {
+            let l = UnsafeMutablePointer<Float>.allocate(capacity: 256), r = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+            var done = 0
+            while done < total {
+                engine.render(frameCount: 256, into: StereoBuffer(left: l, right: r))
+                done += 256
+            }
+            l.deallocate()
+            r.deallocate()
+            finished.done.store(true, ordering: .releasing)
+        }
+        var commands = 0
+        while !finished.done.load(ordering: .acquiring) {
+            player.service()
+            // Commands that change no position, so the outcome stays exact.
+            player.sendMIDI(.controlChange(channel: 15, controller: 1, value: UInt8(commands % 128)), toNode: 1)
+            commands += 1
+            usleep(200)
+        }
+        player.service()
+        #expect(received == (0..<200).map { Int64($0 * 10) })
+        let ons = recorder.records.filter(\.message.isNoteOn).map(\.frame)
+        #expect(ons == (0..<200).map { Int64($0 * 10) * framesPerTick })
+        #expect(commands > 0)
+        #expect(!player.isPlaying && player.timesEndReached == 1)
     }
 }
