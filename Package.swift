@@ -37,6 +37,11 @@ let package = Package(
             dependencies: ["MIDIFile", "Sequencing"],
             path: "Benchmarks/SMFBench"
         ),
+        .executableTarget(
+            name: "tactus-scheduler-benchmark",
+            dependencies: ["AudioGraph", "Playback", "Sequencing", "MIDI"],
+            path: "Benchmarks/SchedulerBenchmark"
+        ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),

@@ -26,71 +26,155 @@ public struct ScheduledEvent: Sendable, Hashable {
     }
 }
 
+/// A user event of a compiled schedule: the player hands it to a callback off the audio thread.
+public struct ScheduledUserEvent: Sendable, Hashable {
+    /// Absolute song frame (at play rate 1) of the event.
+    public var frame: Int64
+    /// The event's tick in the song's timeline (track offset and loop repeats included).
+    public var tick: Int64
+    /// Track index: 0 is the tempo track, 1... the event tracks.
+    public var track: Int
+    /// The application's bytes.
+    public var data: [UInt8]
+}
+
 /// A sequence compiled for playback at one sample rate: every event at its exact frame,
 /// `round(seconds(tick) * sampleRate)` from the tempo map, notes expanded to note-on and
 /// note-off, muted tracks left out (and, when any track is soloed, every track that is not).
+///
+/// Track loops are unrolled here: the first `loop.length` ticks of a track play `count` times
+/// back to back, then the rest of the track follows, shifted by the repeats. A note that would
+/// sound past the end of the looped region is released at the region's end, so a repeat never
+/// overlaps its own previous pass. A loop that repeats forever is unrolled up to
+/// `horizonTick`; a player extends the horizon by compiling again before playback gets there.
 ///
 /// Immutable once built, so it can be built on the control side and handed to the audio
 /// thread as one snapshot.
 public final class Schedule: Sendable {
     /// The events, sorted by ``ScheduledEvent/playsBefore(_:_:)``.
     public let events: [ScheduledEvent]
+    /// User events, sorted by frame, then track and order.
+    public let userEvents: [ScheduledUserEvent]
     /// The sample rate the frames are counted at.
     public let sampleRate: Int
     /// Frame at which the sequence ends (its length in ticks converted to frames).
     public let endFrame: Int64
+    /// Tick at which the sequence ends (loops and offsets included).
+    public let endTick: Int64
+    /// True when some track loops forever, so ``endFrame`` is only the unrolled horizon.
+    public let loopsForever: Bool
+    /// The tick up to which forever-looping tracks were unrolled.
+    public let horizonTick: Int64
+    /// Per track (0 is the tempo track): a fingerprint of everything that decides what the
+    /// track plays (events, loop, offset, destination, audibility). A player compares them
+    /// between two schedules to release only the notes of tracks that changed.
+    public let trackFingerprints: [Int]
 
     /// Compiles `sequence`. Tracks without a destination go to `defaultNode`; tracks sent to
     /// a MIDI port are not part of an audio schedule. Parameter events go to the node they name.
-    public init(sequence: MusicSequence, sampleRate: Int, defaultNode: UInt32) {
+    /// Tracks that loop forever are unrolled up to `horizonTick` (by default twice the
+    /// sequence's length, at least one loop pass).
+    public init(sequence: MusicSequence, sampleRate: Int, defaultNode: UInt32, horizonTick: Int64? = nil) {
         let tempo = sequence.makeTempoMap()
         self.sampleRate = sampleRate
         let anySolo = sequence.tracks.contains { $0.isSoloed }
         var list: [ScheduledEvent] = []
+        var users: [(event: ScheduledUserEvent, order: UInt32)] = []
         var lastTick: Int64 = 0
+        var fingerprints: [Int] = []
+        var forever = false
+        let horizon = horizonTick ?? max(2 * sequence.length, 1)
+        func frame(_ tick: Int64) -> Int64 { tempo.frame(atTick: tick, sampleRate: sampleRate) }
         for (trackIndex, track) in sequence.allTracks.enumerated() {
             let isTempoTrack = trackIndex == 0
-            if !isTempoTrack && (track.isMuted || (anySolo && !track.isSoloed)) { continue }
+            let audible = isTempoTrack || !(track.isMuted || (anySolo && !track.isSoloed))
+            var hasher = Hasher()
+            hasher.combine(track)
+            hasher.combine(audible)
+            fingerprints.append(hasher.finalize())
+            if !audible { continue }
             let node: UInt32
             switch track.destination {
             case .none: node = defaultNode
             case .node(let id): node = id
             case .midiPort: continue
             }
-            lastTick = max(lastTick, track.length + track.offset)
-            for e in track.events {
-                let tick = max(0, e.tick + track.offset)
-                switch e.event {
-                case .note(let n):
-                    let on = ScheduledEvent(frame: tempo.frame(atTick: tick, sampleRate: sampleRate), rank: e.event.playbackRank,
-                                            track: trackIndex, order: e.order, node: node, event: .midi(n.onMessage))
-                    // A zero-length note must still start before it stops, so its release is
-                    // ranked after the note-ons of its tick.
-                    let offRank: UInt8 = n.duration == 0 ? 9 : SequenceEvent.message(n.offMessage).playbackRank
-                    let off = ScheduledEvent(frame: tempo.frame(atTick: tick + n.duration, sampleRate: sampleRate), rank: offRank,
-                                             track: trackIndex, order: n.releaseOrder, node: node, event: .midi(n.offMessage))
-                    list.append(on)
-                    list.append(off)
-                case .message(let m):
-                    // Only channel messages and system reset make sense to an instrument;
-                    // timing clock and song position bytes in a file are not for the synth.
-                    guard m.isChannelMessage || m.status == 0xFF else { continue }
-                    list.append(ScheduledEvent(frame: tempo.frame(atTick: tick, sampleRate: sampleRate), rank: e.event.playbackRank,
-                                               track: trackIndex, order: e.order, node: node, event: .midi(m)))
-                case .parameter(let p):
-                    let scope = AudioParameterScope(rawValue: p.scope.rawValue) ?? .global
-                    list.append(ScheduledEvent(frame: tempo.frame(atTick: tick, sampleRate: sampleRate), rank: e.event.playbackRank,
-                                               track: trackIndex, order: e.order, node: p.node,
-                                               event: .parameter(id: p.parameter, scope: scope, element: p.element, value: p.value)))
-                case .sysex, .meta, .user:
-                    // Tempo is in the tempo map; sysex, text and user events are for the player.
-                    continue
+            // The passes of the track: (shift added to every tick, end of the looped region
+            // for note clipping or nil, which events take part).
+            let loop = isTempoTrack ? nil : track.loop
+            var passes: [(shift: Int64, regionEnd: Int64?, looped: Bool)] = []
+            var restShift: Int64 = 0
+            if let loop {
+                let count: Int64
+                switch loop.count {
+                case .times(let n): count = Int64(max(1, n))
+                case .forever:
+                    forever = true
+                    let span = max(1, horizon - track.offset)
+                    count = max(1, (span + loop.length - 1) / loop.length)
+                }
+                for k in 0..<count { passes.append((k * loop.length, (k + 1) * loop.length, true)) }
+                restShift = (count - 1) * loop.length
+                if case .times = loop.count { passes.append((restShift, nil, false)) }
+                lastTick = max(lastTick, track.offset + (loop.repeatsForever ? count * loop.length : max(track.length + restShift, count * loop.length)))
+            } else {
+                passes.append((0, nil, false))
+                lastTick = max(lastTick, track.length + track.offset)
+            }
+            for pass in passes {
+                for e in track.events {
+                    if let loop {
+                        // Looped passes take the events of the region, the last pass the rest.
+                        if pass.looped != (e.tick < loop.length) { continue }
+                    }
+                    let tick = max(0, e.tick + pass.shift + track.offset)
+                    switch e.event {
+                    case .note(let n):
+                        var endTick = max(0, e.tick + n.duration + pass.shift + track.offset)
+                        if let regionEnd = pass.regionEnd { endTick = min(endTick, max(tick, regionEnd + track.offset)) }
+                        let on = ScheduledEvent(frame: frame(tick), rank: e.event.playbackRank,
+                                                track: trackIndex, order: e.order, node: node, event: .midi(n.onMessage))
+                        // A zero-length note must still start before it stops, so its release is
+                        // ranked after the note-ons of its tick.
+                        let offRank: UInt8 = endTick == tick ? 9 : SequenceEvent.message(n.offMessage).playbackRank
+                        let off = ScheduledEvent(frame: frame(endTick), rank: offRank,
+                                                 track: trackIndex, order: n.releaseOrder, node: node, event: .midi(n.offMessage))
+                        list.append(on)
+                        list.append(off)
+                    case .message(let m):
+                        // Only channel messages and system reset make sense to an instrument;
+                        // timing clock and song position bytes in a file are not for the synth.
+                        guard m.isChannelMessage || m.status == 0xFF else { continue }
+                        list.append(ScheduledEvent(frame: frame(tick), rank: e.event.playbackRank,
+                                                   track: trackIndex, order: e.order, node: node, event: .midi(m)))
+                    case .parameter(let p):
+                        let scope = AudioParameterScope(rawValue: p.scope.rawValue) ?? .global
+                        list.append(ScheduledEvent(frame: frame(tick), rank: e.event.playbackRank,
+                                                   track: trackIndex, order: e.order, node: p.node,
+                                                   event: .parameter(id: p.parameter, scope: scope, element: p.element, value: p.value)))
+                    case .user(let u):
+                        users.append((ScheduledUserEvent(frame: frame(tick), tick: tick, track: trackIndex, data: u.data), e.order))
+                    case .sysex, .meta:
+                        // Tempo is in the tempo map; sysex and text events are not for an instrument.
+                        continue
+                    }
                 }
             }
         }
         list.sort(by: ScheduledEvent.playsBefore)
         events = list
-        endFrame = max(tempo.frame(atTick: lastTick, sampleRate: sampleRate), list.last?.frame ?? 0)
+        users.sort { a, b in
+            if a.event.frame != b.event.frame { return a.event.frame < b.event.frame }
+            if a.event.tick != b.event.tick { return a.event.tick < b.event.tick }
+            if a.event.track != b.event.track { return a.event.track < b.event.track }
+            return a.order < b.order
+        }
+        userEvents = users.map(\.event)
+        endTick = lastTick
+        endFrame = max(frame(lastTick), list.last?.frame ?? 0, userEvents.last?.frame ?? 0)
+        loopsForever = forever
+        self.horizonTick = horizon
+        trackFingerprints = fingerprints
     }
 
     /// The index of the first event at or after `frame` (binary search).
@@ -101,5 +185,23 @@ public final class Schedule: Sendable {
             if events[mid].frame < frame { lo = mid + 1 } else { hi = mid }
         }
         return lo
+    }
+
+    /// The index of the first user event at or after `frame` (binary search).
+    public func firstUserIndex(atOrAfterFrame frame: Int64) -> Int {
+        var lo = 0, hi = userEvents.count
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if userEvents[mid].frame < frame { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+}
+
+extension TrackLoop {
+    /// True for a loop that repeats until the player stops.
+    var repeatsForever: Bool {
+        if case .forever = count { return true }
+        return false
     }
 }

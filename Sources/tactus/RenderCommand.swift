@@ -41,6 +41,8 @@ struct RenderCommand: ParsableCommand {
     @Flag(help: "Write one channel (the average of left and right).")
     var mono = false
 
+    @OptionGroup var transport: TransportOptions
+
     @OptionGroup var input: InputOptions
 
     func run() throws {
@@ -71,9 +73,15 @@ struct RenderCommand: ParsableCommand {
             printError("\(file): division is 0, so the file has no timing and cannot be rendered")
             throw ExitCode(ExitStatus.dataError)
         }
+        var sequence = smf.makeSequence()
+        let plan = try transport.plan(for: &sequence, file: file)
+        if plan.isEndless {
+            printError("\(file): a render needs an end; give --loop a count")
+            throw ExitCode(ExitStatus.usage)
+        }
         let settings = RenderSettings(sampleRate: rate, format: sampleFormat, blockSize: blockSize, gainDecibels: gain,
                                       tailSeconds: tail, mono: mono, quiet: input.quiet)
-        try renderToWAV(smf.makeSequence(), source: file, output: output, settings: settings)
+        try renderToWAV(sequence, source: file, output: output, settings: settings, transport: plan)
     }
 }
 
@@ -91,7 +99,10 @@ struct RenderSettings {
 /// Renders `sequence` with the default graph to a WAV file at `output`: written to a
 /// temporary file and renamed at the end, so an interrupted or failed render leaves nothing.
 /// Prints the duration, peak level and speed.
-func renderToWAV(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings) throws {
+/// Playback goes through a ``Player`` with the transport `plan` (rate, from, to, loop), the
+/// same engine path as `tactus play`.
+func renderToWAV(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings,
+                 transport plan: TransportPlan = TransportPlan()) throws {
 
     let writer: WAVWriter
     do {
@@ -100,34 +111,37 @@ func renderToWAV(_ sequence: MusicSequence, source: String, output: String, sett
         printError("\(error)")
         throw ExitCode(ExitStatus.cannotCreate)
     }
-    let engine: Engine
+    let player: Player
     do {
-        engine = try Engine.makeDefault(sequence: sequence, sampleRate: settings.sampleRate,
+        player = try Player.makeDefault(sequence: sequence, sampleRate: settings.sampleRate,
                                         maximumFrameCount: min(settings.blockSize, 4096), gainDecibels: settings.gainDecibels)
     } catch {
         writer.cancel()
         printError("\(source): cannot build the audio graph: \(error)")
         throw ExitCode(ExitStatus.dataError)
     }
-    let renderer = OfflineRenderer(engine: engine, tailSeconds: settings.tailSeconds)
+    plan.apply(to: player)
 
     for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
         signal(signalNumber) { _ in renderInterrupted.store(true, ordering: .relaxed) }
     }
     let showProgress = !settings.quiet && isatty(STDERR_FILENO) != 0
-    let total = max(1, renderer.totalFrames)
+    let fromFrame = player.songFrame(atTick: plan.fromTick)
+    let endFrame = plan.toTick.map { player.songFrame(atTick: $0) } ?? player.schedule.endFrame
+    let total = max(1, player.outputFrames(fromSongFrame: fromFrame, toSongFrame: endFrame)
+                    + Int64((settings.tailSeconds * Double(settings.sampleRate)).rounded()))
     var written: Int64 = 0
     var lastDrawn = -1
     let clock = ContinuousClock()
     let started = clock.now
     let statistics: RenderStatistics
     do {
-        statistics = try renderer.render(blockSize: settings.blockSize,
-                                         shouldContinue: { !renderInterrupted.load(ordering: .relaxed) }) { left, right, count in
+        statistics = try player.renderToEnd(blockSize: settings.blockSize, tailSeconds: settings.tailSeconds,
+                                            shouldContinue: { !renderInterrupted.load(ordering: .relaxed) }) { left, right, count in
             try writer.write(left: left, right: right, count: count)
             written += Int64(count)
             if showProgress {
-                let percent = Int(written * 100 / total)
+                let percent = Int(min(100, written * 100 / total))
                 if percent != lastDrawn {
                     lastDrawn = percent
                     let filled = percent * 30 / 100

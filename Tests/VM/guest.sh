@@ -1,7 +1,9 @@
 #!/bin/sh
-# Runs inside the VM (busybox sh). Arguments: the build's bin directory and the repository root.
+# Runs inside the VM (busybox sh). Arguments: the build's bin directory, the repository root
+# and the release bin directory (an optimized tactus for real-time playback).
 bin="$1"
 root="$2"
+release="$3"
 passed=0
 failed=0
 check() {
@@ -28,6 +30,11 @@ real_device_tests() {
   TACTUS_REAL_ALSA=1 "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter RealDeviceTests
 }
 check "PCM driver on snd-dummy and snd-aloop" real_device_tests
+
+player_device_tests() {
+  TACTUS_REAL_ALSA=1 TACTUS_BINARY="$release/tactus" "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter PlayerDeviceTests
+}
+check "tactus play through snd-aloop (bit-exact against render) and on snd-dummy (real-time pace, no underruns)" player_device_tests
 
 echo "VM: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -16,11 +16,15 @@ bin=$(swift build --show-bin-path)
 for f in "$bin/tactus" "$bin/TactusPackageTests.xctest"; do
   [ -e "$f" ] || { echo "run-vm-tests: $f is missing; run swift build --build-tests first" >&2; exit 2; }
 done
+# Real-time playback needs an optimized tactus: the VM's CPU is emulated (TCG), and a debug
+# build renders the synthesizer slower than real time there.
+swift build -c release --product tactus >&2
+release=$(swift build -c release --show-bin-path)
 tools=()
 for t in arecord aplay aplaymidi arecordmidi aconnect; do
   p=$(command -v "$t" || true)
   [ -n "$p" ] && tools+=(-f "$p")
 done
 bash "$vm" -t "${TACTUS_VM_TIMEOUT:-600}" -m 2048 \
-  -f "$bin/tactus" -f "$bin/TactusPackageTests.xctest" -f "$root/Songs" -f "$root/Tests/VM/guest.sh" "${tools[@]}" \
-  -- sh "$root/Tests/VM/guest.sh" "$bin" "$root"
+  -f "$bin/tactus" -f "$release/tactus" -f "$bin/TactusPackageTests.xctest" -f "$root/Songs" -f "$root/Tests/VM/guest.sh" "${tools[@]}" \
+  -- sh "$root/Tests/VM/guest.sh" "$bin" "$root" "$release"

@@ -1,0 +1,470 @@
+import AudioGraph
+#if canImport(Glibc)
+import Glibc
+#endif
+import MIDI
+import Sequencing
+import Synchronization
+
+/// A user event that playback passed, as the player's callback receives it.
+public struct PlayedUserEvent: Sendable, Hashable {
+    /// The event's tick in the song's timeline (track offset and loop repeats included).
+    public var tick: Int64
+    /// The track: 0 is the tempo track, 1... the event tracks.
+    public var track: Int
+    /// The application's bytes.
+    public var data: [UInt8]
+
+    /// Creates a record of a played user event.
+    public init(tick: Int64, track: Int, data: [UInt8]) {
+        self.tick = tick
+        self.track = track
+        self.data = data
+    }
+}
+
+/// Plays a ``MusicSequence`` through an audio graph, like Apple's MusicPlayer: start, stop,
+/// position in ticks, beats, bar:beat:tick or seconds (also while playing), play rate, a
+/// transport loop, live edits of the sequence, and user events handed to a callback.
+///
+/// The player is the control side of an ``Engine``. It never touches the engine's state
+/// directly: it sends plain-value commands through a ring, publishes compiled schedules
+/// through an atomic mailbox, and reads position and play state from atomics the audio thread
+/// writes (DESIGN.md section 4). Whoever renders (``render(frameCount:into:)`` offline, or a
+/// driver thread calling ``engine``'s `render`) may run on another thread; the player's own
+/// methods belong to one control thread. Call ``service()`` regularly from that thread
+/// (every few tens of milliseconds) while a driver renders: it delivers user events, frees
+/// retired snapshots and extends forever-loops.
+public final class Player {
+    /// The engine a driver renders.
+    public let engine: Engine
+    /// Frames per second of the graph and schedule.
+    public let sampleRate: Int
+    /// The node that tracks without a destination play.
+    public let defaultNode: UInt32
+    /// The sequence being played.
+    public private(set) var sequence: MusicSequence
+    /// Frames between rendering a frame and hearing it (the driver's buffer), used by the
+    /// host-time conversions; the graph's own latency is added to it.
+    public var outputLatencyFrames = 0
+    /// Receives user events in order, on the thread that calls ``service()``.
+    public var userEventHandler: ((PlayedUserEvent) -> Void)?
+
+    private var snapshot: EngineSnapshot
+    private var tempoMap: TempoMap
+    private var meterMap: MeterMap
+    private var loopSetting: (from: Int64, to: Int64, count: LoopCount)?
+    private var endTick: Int64?
+    private var requestedRate = 1.0
+    private var lastEndCount = 0
+
+    /// The play-rate range.
+    public static let rateRange = 0.05...20.0
+
+    /// A player for `sequence` through `graph`; tracks without a destination go to
+    /// `defaultNode`. It starts stopped at tick 0.
+    public init(sequence: MusicSequence, graph: CompiledGraph, defaultNode: UInt32 = DefaultGraph.instrumentID) {
+        self.sequence = sequence
+        self.defaultNode = defaultNode
+        sampleRate = Int(graph.sampleRate.rounded())
+        tempoMap = sequence.makeTempoMap()
+        meterMap = sequence.makeMeterMap()
+        let schedule = Schedule(sequence: sequence, sampleRate: sampleRate, defaultNode: defaultNode)
+        engine = Engine(graph: graph, schedule: schedule)
+        snapshot = EngineSnapshot(schedule: schedule, graph: graph)
+        engine.resetForPlayer()
+        sendEnd()
+    }
+
+    /// A player through the default graph (GM synthesizer, limiter, output).
+    public static func makeDefault(sequence: MusicSequence, sampleRate: Int, maximumFrameCount: Int = 4096,
+                                   gainDecibels: Float = 0) throws -> Player {
+        let defaults = DefaultGraph()
+        defaults.limiter.setParameter(LimiterNode.Parameter.inputGain, value: gainDecibels)
+        let compiled = try defaults.graph.compile(sampleRate: Double(sampleRate), maximumFrameCount: maximumFrameCount)
+        return Player(sequence: sequence, graph: compiled, defaultNode: DefaultGraph.instrumentID)
+    }
+
+    /// The compiled schedule currently published.
+    public var schedule: Schedule { snapshot.schedule }
+
+    // MARK: Sequence and live edits
+
+    /// Replaces the sequence. While playing, the change takes effect at the next block: the
+    /// cursor continues from the current position in the new schedule, notes of unchanged
+    /// tracks keep sounding and end normally, notes of changed tracks are released.
+    public func setSequence(_ newSequence: MusicSequence) {
+        sequence = newSequence
+        tempoMap = newSequence.makeTempoMap()
+        meterMap = newSequence.makeMeterMap()
+        republish(horizonTick: nil)
+    }
+
+    /// Edits the sequence in place (mute, solo, loop, offset, events...) and publishes it.
+    public func updateSequence(_ edit: (inout MusicSequence) -> Void) {
+        var copy = sequence
+        edit(&copy)
+        setSequence(copy)
+    }
+
+    private func republish(horizonTick: Int64?) {
+        collectRetired()
+        let schedule = Schedule(sequence: sequence, sampleRate: sampleRate, defaultNode: defaultNode, horizonTick: horizonTick)
+        snapshot = EngineSnapshot(schedule: schedule, graph: engine.graph)
+        engine.publish(snapshot)
+        sendEnd()
+        if let loopSetting { sendLoop(loopSetting, continuingPrevious: true) }
+    }
+
+    // MARK: Transport
+
+    /// Prepares playback from the current position: the schedule is compiled and the
+    /// instruments are brought to the song's state there, so ``start()`` only flips a flag.
+    public func preroll() {
+        locate(toSongFrame: songFrame)
+    }
+
+    /// Starts playing from the current position.
+    public func start() { send(.start) }
+
+    /// Stops; every sounding note gets its note-off and held pedals are lifted.
+    public func stop() { send(.stop) }
+
+    /// True while playing (as of the last rendered block, or the last start/stop request).
+    public var isPlaying: Bool { engine.publishedPlaying.load(ordering: .acquiring) }
+
+    /// Incremented each time playback stops by reaching its end.
+    public var timesEndReached: Int { engine.endCount.load(ordering: .acquiring) }
+
+    /// Sends a note-off for every sounding note and lifts pedals, without stopping.
+    public func allNotesOff() { send(.allNotesOff) }
+
+    /// Plays a MIDI message on the node `node` at the start of the next block.
+    public func sendMIDI(_ message: MIDIMessage, toNode node: UInt32) {
+        guard let index = engine.graph.index(ofNode: node) else { return }
+        send(.midi(nodeIndex: index, message: message))
+    }
+
+    // MARK: Position
+
+    /// The song position in frames at rate 1 (fractions dropped).
+    public var songFrame: Int64 {
+        floorDiv(engine.publishedSongPosition.load(ordering: .acquiring), Engine.positionUnitsPerFrame)
+    }
+
+    /// The position in ticks (the last tick at or before it).
+    public var tick: Int64 {
+        get { Int64(tempoMap.tick(atSeconds: Double(songFrame) / Double(sampleRate)).rounded(.down)) }
+        set { locate(toTick: newValue) }
+    }
+
+    /// The position in beats (quarter notes).
+    public var beats: Double {
+        get { tempoMap.tick(atSeconds: Double(songFrame) / Double(sampleRate)) / Double(sequence.ticksPerQuarter) }
+        set { locate(toTick: tempoMap.tick(atBeats: newValue)) }
+    }
+
+    /// The position as bar:beat:tick.
+    public var barBeatTick: BarBeatTick {
+        get { meterMap.barBeatTick(atTick: tick) }
+        set { locate(toTick: meterMap.tick(at: newValue)) }
+    }
+
+    /// The position in seconds of the song (at rate 1).
+    public var seconds: Double {
+        get { Double(songFrame) / Double(sampleRate) }
+        set { locate(toSongFrame: Int64((max(0, newValue) * Double(sampleRate)).rounded())) }
+    }
+
+    /// Moves to a position given as text-parsed ``MusicPosition``.
+    public func locate(to position: MusicPosition) {
+        locate(toTick: position.tick(in: sequence))
+    }
+
+    /// Moves to `tick`: sounding notes are released, the instruments get the program, bank,
+    /// controllers, pitch bend and parameter values the song has there, and events exactly
+    /// at `tick` play. Works while playing.
+    public func locate(toTick tick: Int64) {
+        locate(toSongFrame: tempoMap.frame(atTick: max(0, tick), sampleRate: sampleRate))
+    }
+
+    /// Moves to a song frame (see ``locate(toTick:)``).
+    public func locate(toSongFrame frame: Int64) {
+        let target = max(0, frame)
+        send(.locate(songFrame: target, chase: chase(beforeFrame: target)))
+        // Reads of the position show the target at once; the audio thread confirms it.
+        engine.publishedSongPosition.store(target * Engine.positionUnitsPerFrame, ordering: .releasing)
+    }
+
+    // MARK: Rate
+
+    /// The play rate: 1 is normal speed, 2 twice as fast (0.05...20). Setting it while
+    /// playing takes effect at the start of the next block.
+    public var playRate: Double {
+        get { requestedRate }
+        set { setPlayRate(newValue, atOutputFrame: nil) }
+    }
+
+    /// Changes the rate exactly at output frame `frame` (nil: the next block).
+    public func setPlayRate(_ rate: Double, atOutputFrame frame: Int64?) {
+        requestedRate = min(max(rate, Player.rateRange.lowerBound), Player.rateRange.upperBound)
+        send(.setRate(step: Player.rateStep(requestedRate), atOutputFrame: frame))
+    }
+
+    /// The integer step of the song position per output frame for `rate`.
+    public static func rateStep(_ rate: Double) -> Int64 {
+        Int64((rate * Double(Engine.positionUnitsPerFrame)).rounded())
+    }
+
+    // MARK: Loop and end
+
+    /// Loops `[from, to)` (ticks): it plays `count` times in all (or forever), then playback
+    /// goes on. At the loop's end sounding notes are released and playback continues at
+    /// `from` in the same frame, with the instruments chased to the song's state there.
+    public func setLoop(from: Int64, to: Int64, count: LoopCount) {
+        guard to > from else { clearLoop(); return }
+        loopSetting = (max(0, from), to, count)
+        sendLoop(loopSetting!)
+    }
+
+    /// Removes the transport loop.
+    public func clearLoop() {
+        loopSetting = nil
+        send(.setLoop(nil))
+    }
+
+    /// Where playback stops by itself: `tick` (events there do not play), or nil for the end
+    /// of the sequence (its last events play).
+    public func setEnd(tick: Int64?) {
+        endTick = tick
+        sendEnd()
+    }
+
+    private func sendLoop(_ setting: (from: Int64, to: Int64, count: LoopCount), continuingPrevious: Bool = false) {
+        let start = tempoMap.frame(atTick: setting.from, sampleRate: sampleRate)
+        let end = tempoMap.frame(atTick: setting.to, sampleRate: sampleRate)
+        let jumps: Int
+        switch setting.count {
+        case .times(let n): jumps = max(0, n - 1)
+        case .forever: jumps = -1
+        }
+        guard end > start else { send(.setLoop(nil)); return }
+        send(.setLoop(TransportLoop(startFrame: start, endFrame: end, jumps: jumps, chase: chase(beforeFrame: start),
+                                    continuesPrevious: continuingPrevious)))
+    }
+
+    private func sendEnd() {
+        if let endTick {
+            send(.setEnd(songFrame: tempoMap.frame(atTick: endTick, sampleRate: sampleRate), inclusive: false))
+        } else if snapshot.schedule.loopsForever {
+            send(.setEnd(songFrame: .max, inclusive: true))
+        } else {
+            send(.setEnd(songFrame: snapshot.schedule.endFrame, inclusive: true))
+        }
+    }
+
+    /// Output frames from song frame `from` to `to` at the current rate and loop settings:
+    /// what a render of that span produces.
+    public func outputFrames(fromSongFrame from: Int64, toSongFrame to: Int64) -> Int64 {
+        let step = Player.rateStep(requestedRate)
+        var span = max(0, to - from)
+        if let loopSetting, case .times(let n) = loopSetting.count, n > 1 {
+            let start = tempoMap.frame(atTick: loopSetting.from, sampleRate: sampleRate)
+            let end = tempoMap.frame(atTick: loopSetting.to, sampleRate: sampleRate)
+            if from < end && to >= end && end > start { span += Int64(n - 1) * (end - start) }
+        }
+        return ceilDiv(span * Engine.positionUnitsPerFrame, step)
+    }
+
+    /// The song frame of `tick`.
+    public func songFrame(atTick tick: Int64) -> Int64 {
+        tempoMap.frame(atTick: tick, sampleRate: sampleRate)
+    }
+
+    // MARK: Host time
+
+    /// The monotonic host time (nanoseconds) at which the sound of `beats` reaches the output,
+    /// counting the driver's and the graph's latency, if playback goes on at the current rate
+    /// from the last rendered block. Nil while stopped.
+    public func hostTime(forBeats beats: Double) -> Int64? {
+        guard let anchor = readAnchor(), anchor.step > 0 else { return nil }
+        let tick = tempoMap.tick(atBeats: beats)
+        let songFrame = Double(tempoMap.frame(atTick: tick, sampleRate: sampleRate))
+        let outputOffset = (songFrame * Double(Engine.positionUnitsPerFrame) - Double(anchor.position)) / Double(anchor.step)
+        let heard = outputOffset + Double(outputLatencyFrames + engine.graph.latencyFrames)
+        return anchor.hostNanos + Int64((heard * 1e9 / Double(sampleRate)).rounded())
+    }
+
+    /// The beats heard at monotonic host time `nanos` (the inverse of ``hostTime(forBeats:)``).
+    public func beats(forHostTime nanos: Int64) -> Double? {
+        guard let anchor = readAnchor() else { return nil }
+        let framesSinceAnchor = Double(nanos - anchor.hostNanos) * Double(sampleRate) / 1e9
+            - Double(outputLatencyFrames + engine.graph.latencyFrames)
+        let position = Double(anchor.position) + framesSinceAnchor * Double(anchor.step)
+        let seconds = max(0, position / Double(Engine.positionUnitsPerFrame) / Double(sampleRate))
+        return tempoMap.tick(atSeconds: seconds) / Double(sequence.ticksPerQuarter)
+    }
+
+    private func readAnchor() -> (position: Int64, step: Int64, hostNanos: Int64)? {
+        for _ in 0..<1000 {
+            let before = engine.anchorSequence.load(ordering: .acquiring)
+            if before & 1 != 0 { continue }
+            let position = engine.anchorSongPosition.load(ordering: .relaxed)
+            let step = engine.anchorRateStep.load(ordering: .relaxed)
+            let host = engine.anchorHostNanos.load(ordering: .relaxed)
+            atomicMemoryFence(ordering: .acquiring)
+            if engine.anchorSequence.load(ordering: .relaxed) == before { return (position, step, host) }
+        }
+        return nil
+    }
+
+    // MARK: Control-side service
+
+    /// Delivers pending user events to ``userEventHandler`` in order, frees snapshots the audio
+    /// thread retired, and extends forever-looping tracks before playback reaches their
+    /// unrolled horizon. Returns the number of user events delivered.
+    @discardableResult
+    public func service() -> Int {
+        collectRetired()
+        var delivered = 0
+        while let record = engine.userEvents.pop() {
+            userEventHandler?(PlayedUserEvent(tick: record.tick, track: record.track, data: record.data))
+            delivered += 1
+        }
+        let schedule = snapshot.schedule
+        if schedule.loopsForever {
+            let horizonFrame = tempoMap.frame(atTick: schedule.horizonTick, sampleRate: sampleRate)
+            let length = max(sequence.length, 1)
+            if songFrame >= horizonFrame - (horizonFrame / 2) {
+                republish(horizonTick: schedule.horizonTick + 2 * length)
+            }
+        }
+        return delivered
+    }
+
+    /// Renders `frameCount` frames on the calling thread (offline playback, tests, render),
+    /// then services the control side. A player rendered this way is driven by its control
+    /// thread; do not also hand its engine to a driver.
+    public func render(frameCount: Int, into output: StereoBuffer) {
+        rendersOnControlThread = true
+        engine.render(frameCount: frameCount, into: output)
+        service()
+    }
+
+    private func collectRetired() {
+        while engine.retired.pop() != nil {}
+    }
+
+    private func send(_ command: EngineCommand) {
+        collectRetired()
+        var waited = 0
+        while !engine.commands.push(command) {
+            // Full: only reached with hundreds of commands between two blocks.
+            if rendersOnControlThread {
+                // Nobody else renders: a zero-frame render drains the ring without audio.
+                engine.render(frameCount: 0, into: StereoBuffer(left: scratch, right: scratch))
+            } else {
+                // A driver thread renders: it drains the ring at its next block. A driver
+                // that has stopped for good would never do so; after two seconds the command
+                // is dropped rather than hanging the control thread.
+                if waited >= 2_000 { droppedCommands += 1; return }
+                usleep(1_000)
+                waited += 1
+            }
+            collectRetired()
+        }
+    }
+
+    /// True once ``render(frameCount:into:)`` drove the engine from the control thread.
+    private var rendersOnControlThread = false
+
+    /// Commands dropped because a stalled driver left the command ring full.
+    public private(set) var droppedCommands = 0
+
+    private let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 1)
+
+    deinit { scratch.deallocate() }
+
+    // MARK: Chase
+
+    /// The events that bring every instrument to the song's state just before `frame`:
+    /// per node and channel used by the schedule, a reset of all controllers, then the last
+    /// bank select, program, controllers, RPN selection and data entry, pitch bend and channel
+    /// pressure before `frame`; then the last value of every automated parameter.
+    func chase(beforeFrame frame: Int64) -> ChaseSnapshot {
+        struct ChannelState {
+            var used = false
+            var program: UInt8?
+            var controllers = [Int16](repeating: -1, count: 128)
+            var controllerOrder: [UInt8] = []
+            var pitchBend: MIDIMessage?
+            var pressure: MIDIMessage?
+        }
+        let schedule = snapshot.schedule
+        let targets = snapshot.targets
+        let nodes = engine.graph.nodes.count
+        var channels = [ChannelState](repeating: ChannelState(), count: nodes * 16)
+        struct ParameterKey: Hashable { var node: Int32; var id: UInt32; var scope: AudioParameterScope; var element: UInt32 }
+        var parameters: [ParameterKey: Float] = [:]
+        var parameterOrder: [ParameterKey] = []
+        for (i, e) in schedule.events.enumerated() {
+            let node = targets[i]
+            if node < 0 { continue }
+            switch e.event {
+            case .midi(let m):
+                guard m.isChannelMessage else { continue }
+                let slot = Int(node) * 16 + Int(m.channel)
+                channels[slot].used = true
+                if e.frame >= frame { continue }
+                switch m.status & 0xF0 {
+                case 0xB0:
+                    if m.data1 == MIDIController.resetAllControllers {
+                        for c in 0..<128 where c != 0 && c != 32 { channels[slot].controllers[c] = -1 }
+                        channels[slot].pitchBend = nil
+                        channels[slot].pressure = nil
+                    } else if m.data1 < 120 {
+                        channels[slot].controllers[Int(m.data1)] = Int16(m.data2)
+                    }
+                case 0xC0: channels[slot].program = m.data1
+                case 0xE0: channels[slot].pitchBend = m
+                case 0xD0: channels[slot].pressure = m
+                default: break
+                }
+            case .parameter(let id, let scope, let element, let value):
+                guard e.frame < frame else { continue }
+                let key = ParameterKey(node: node, id: id, scope: scope, element: element)
+                if parameters.updateValue(value, forKey: key) == nil { parameterOrder.append(key) }
+            }
+        }
+        var out: [GraphEvent] = []
+        // The RPN group goes last and in this order, so data entry lands on the selected RPN.
+        let rpnGroup: Set<UInt8> = [6, 38, 96, 97, 98, 99, 100, 101]
+        for slot in channels.indices where channels[slot].used {
+            let node = slot / 16, channel = UInt8(slot % 16)
+            let state = channels[slot]
+            func cc(_ controller: UInt8) {
+                let v = state.controllers[Int(controller)]
+                if v >= 0 {
+                    out.append(GraphEvent(offset: 0, nodeIndex: node,
+                                          event: .midi(.controlChange(channel: channel, controller: controller, value: UInt8(v)))))
+                }
+            }
+            out.append(GraphEvent(offset: 0, nodeIndex: node,
+                                  event: .midi(.controlChange(channel: channel, controller: MIDIController.resetAllControllers, value: 0))))
+            cc(0)
+            cc(32)
+            if let program = state.program {
+                out.append(GraphEvent(offset: 0, nodeIndex: node, event: .midi(.programChange(channel: channel, program: program))))
+            }
+            for c in UInt8(1)..<120 where c != 32 && !rpnGroup.contains(c) { cc(c) }
+            for c: UInt8 in [99, 98, 101, 100, 6, 38] { cc(c) }
+            if let bend = state.pitchBend { out.append(GraphEvent(offset: 0, nodeIndex: node, event: .midi(bend))) }
+            if let pressure = state.pressure { out.append(GraphEvent(offset: 0, nodeIndex: node, event: .midi(pressure))) }
+        }
+        for key in parameterOrder {
+            out.append(GraphEvent(offset: 0, nodeIndex: Int(key.node),
+                                  event: .parameter(id: key.id, scope: key.scope, element: key.element, value: parameters[key]!)))
+        }
+        return ChaseSnapshot(events: out)
+    }
+}

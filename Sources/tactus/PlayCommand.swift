@@ -1,0 +1,440 @@
+import ALSA
+import ArgumentParser
+import AudioGraph
+import Foundation
+import MIDI
+import Playback
+import Sequencing
+import Synchronization
+
+/// Transport options `tactus play` and `tactus render` share, so every transport behaviour
+/// heard live can be rendered and checked offline.
+struct TransportOptions: ParsableArguments {
+    @Option(help: "Play rate, 0.05...20 (2 is twice as fast, same pitch of events, half the time).")
+    var rate: Double = 1
+
+    @Option(help: "Start position: BAR:BEAT[:TICK] (from 1:1), seconds like 42.5s, or ticks like 1920t.")
+    var from: String?
+
+    @Option(help: "End position (not included), in the same forms as --from.")
+    var to: String?
+
+    @Option(help: "Loop the span from --from to --to (or the song's end): N plays in all, or 'forever' (a bare --loop).")
+    var loop: String?
+
+    @Option(help: "Tracks to mute, as `tactus info` numbers them (like 2 or 1,3 or 2-4).")
+    var mute: String?
+
+    @Option(help: "Tracks to solo, as `tactus info` numbers them.")
+    var solo: String?
+
+    @Option(help: "Transpose notes by N semitones (drums on channel 10 stay).")
+    var transpose: Int = 0
+
+    /// Spelling of a bare `--loop`: Tactus.main rewrites it, since an option with an optional
+    /// value is not something the argument parser offers.
+    static let foreverSpelling = "forever"
+}
+
+/// Transport options checked against a sequence.
+struct TransportPlan {
+    var rate = 1.0
+    var fromTick: Int64 = 0
+    var toTick: Int64?
+    var loop: LoopCount?
+
+    /// True when playback never ends by itself.
+    var isEndless: Bool { loop == .forever }
+
+    /// Sets up `player` for this plan: rate, end, loop and start position.
+    func apply(to player: Player) {
+        player.playRate = rate
+        player.setEnd(tick: toTick)
+        if let loop {
+            player.setLoop(from: fromTick, to: toTick ?? player.schedule.endTick, count: loop)
+        }
+        // A fresh player is already at tick 0 with instruments in their initial state.
+        if fromTick > 0 { player.locate(toTick: fromTick) }
+    }
+}
+
+extension TransportOptions {
+    /// Checks the options against `sequence`, applies mute, solo and transpose to it, and
+    /// returns the plan; a bad option prints one line starting with `file` and exits 64.
+    func plan(for sequence: inout MusicSequence, file: String) throws -> TransportPlan {
+        func usage(_ message: String) -> ExitCode {
+            printError("\(file): \(message)")
+            return ExitCode(ExitStatus.usage)
+        }
+        var plan = TransportPlan()
+        guard rate.isFinite, Player.rateRange.contains(rate) else { throw usage("--rate \(rate) is outside 0.05...20") }
+        plan.rate = rate
+        guard (-127...127).contains(transpose) else { throw usage("--transpose \(transpose) is outside -127...127") }
+        func position(_ text: String, _ option: String) throws -> Int64 {
+            do { return try MusicPosition(parsing: text).tick(in: sequence) } catch { throw usage("\(option): \(error)") }
+        }
+        if let from { plan.fromTick = try position(from, "--from") }
+        if let to {
+            let tick = try position(to, "--to")
+            guard tick > plan.fromTick else { throw usage("--to \(to) is not after the start") }
+            plan.toTick = tick
+        }
+        if let loop {
+            if loop == TransportOptions.foreverSpelling {
+                plan.loop = .forever
+            } else if let n = Int(loop), n >= 1 {
+                plan.loop = .times(n)
+            } else {
+                throw usage("--loop takes a count of 1 or more, or nothing to loop forever, not '\(loop)'")
+            }
+            let loopEnd = plan.toTick ?? sequence.length
+            guard loopEnd > plan.fromTick else { throw usage("the loop from --from to the song's end is empty") }
+        }
+        let conductor = !sequence.tempoTrack.isEmpty
+        for (option, list) in [("--mute", mute), ("--solo", solo)] {
+            guard let list else { continue }
+            let indices: [Int]
+            do {
+                indices = try EditScript.trackIndices(list, option: option, sequence: sequence, conductor: conductor)
+            } catch {
+                throw usage("\(error)")
+            }
+            for i in indices {
+                if option == "--mute" { sequence.tracks[i].isMuted = true } else { sequence.tracks[i].isSoloed = true }
+            }
+        }
+        if transpose != 0 { sequence.transpose(by: transpose) }
+        return plan
+    }
+}
+
+/// Set by the signal handler when the user interrupts playback; the control loop polls it.
+private let playInterrupted = Atomic<Bool>(false)
+
+struct PlayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "play",
+        abstract: "Play a MIDI file through an ALSA audio device with the built-in synthesizer.",
+        discussion: """
+        On a terminal a status line shows bar:beat, tempo, time, rate and underruns, and keys \
+        control playback: space pauses and resumes, left/right move one bar, +/- change the \
+        rate, q quits. Ctrl-C stops with all notes off.
+        """
+    )
+
+    @Argument(help: "The MIDI file.")
+    var file: String
+
+    @Option(help: "ALSA PCM device: default, hw:0,0, plughw:1, or file:'/path.raw',raw.")
+    var device: String = "default"
+
+    @Option(name: .customLong("sample-rate"), help: "Frames per second: 44100, 48000 or 96000.")
+    var sampleRate: String = "44100"
+
+    @Option(help: "Output buffer in milliseconds (the latency), 5...2000.")
+    var latency: Double = 50
+
+    @Option(help: "Gain in dB before the limiter (-24...24).")
+    var gain: Float = 0
+
+    @Option(help: "Seconds played after the end, for releases and reverb.")
+    var tail: Double = 2
+
+    @OptionGroup var transport: TransportOptions
+
+    @OptionGroup var input: InputOptions
+
+    func run() throws {
+        guard let rate = Int(sampleRate), RenderCommand.sampleRates.contains(rate) else {
+            printError("\(file): unsupported sample rate '\(sampleRate)' (use 44100, 48000 or 96000)")
+            throw ExitCode(ExitStatus.usage)
+        }
+        guard latency >= 5, latency <= 2000 else {
+            printError("\(file): latency \(latency) ms is outside 5...2000")
+            throw ExitCode(ExitStatus.usage)
+        }
+        guard (-24...24).contains(gain), tail >= 0, tail <= 600 else {
+            printError("\(file): gain must be within -24...24 dB and tail within 0...600 s")
+            throw ExitCode(ExitStatus.usage)
+        }
+        let smf = try loadMIDIFile(file, options: input)
+        guard smf.timeBase.isUsable else {
+            printError("\(file): division is 0, so the file has no timing and cannot be played")
+            throw ExitCode(ExitStatus.dataError)
+        }
+        var sequence = smf.makeSequence()
+        let plan = try transport.plan(for: &sequence, file: file)
+
+        // The device: one line naming it and pointing at render when there is none.
+        let isFilePlugin = device.hasPrefix("file:")
+        func unavailable(_ reason: String) -> ExitCode {
+            printError("audio device '\(device)': \(reason); to hear the file without one, render it: tactus render \(file) -o OUT.wav")
+            return ExitCode(ExitStatus.unavailable)
+        }
+        if !isFilePlugin && !ALSASystem.hasSoundDevices { throw unavailable("not available (/dev/snd does not exist)") }
+        let bufferFrames = max(64, Int((latency * Double(rate) / 1000).rounded()))
+        let output: PCMOutput
+        do {
+            output = try PCMOutput(PCMConfiguration(device: device, sampleRate: rate, periodFrames: max(16, bufferFrames / 4),
+                                                    bufferFrames: bufferFrames, format: .s16))
+        } catch {
+            throw unavailable("cannot be opened (\(error.reason))")
+        }
+        let grantedRate = output.granted.sampleRate
+        let player: Player
+        do {
+            player = try Player.makeDefault(sequence: sequence, sampleRate: grantedRate,
+                                            maximumFrameCount: max(output.granted.periodFrames, 64), gainDecibels: gain)
+        } catch {
+            printError("\(file): cannot build the audio graph: \(error)")
+            throw ExitCode(ExitStatus.dataError)
+        }
+        player.outputLatencyFrames = output.granted.bufferFrames
+        plan.apply(to: player)
+        let source = PlayerPCMSource(player: player, tailFrames: Int64((tail * Double(grantedRate)).rounded()))
+        source.prerollLatency()
+        player.start()
+
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+            signal(signalNumber) { _ in playInterrupted.store(true, ordering: .relaxed) }
+        }
+        let terminal = TerminalSession(enabled: !input.quiet && isatty(STDIN_FILENO) != 0 && isatty(STDERR_FILENO) != 0)
+        defer { terminal.restore() }
+        do {
+            try output.start(source: source)
+        } catch {
+            terminal.restore()
+            throw unavailable("cannot start (\(error.reason))")
+        }
+        let status = StatusLine(player: player, sequence: sequence, output: output, endTick: plan.toTick ?? player.schedule.endTick)
+        var interrupted = false
+        while true {
+            player.service()
+            if playInterrupted.load(ordering: .relaxed) { interrupted = true; break }
+            if source.isFinished { break }
+            if let error = output.error {
+                terminal.restore()
+                printError("\(error)")
+                throw ExitCode(ExitStatus.ioError)
+            }
+            if terminal.enabled {
+                var quit = false
+                while let key = terminal.readKey() {
+                    switch key {
+                    case .space: if player.isPlaying { player.stop() } else { player.start() }
+                    case .left, .right:
+                        let bar = player.barBeatTick.bar + (key == .left ? -1 : 1)
+                        player.barBeatTick = BarBeatTick(bar: max(1, bar), beat: 1, tick: 0)
+                    case .plus: player.playRate = min(Player.rateRange.upperBound, (player.playRate * 100 + 10).rounded() / 100)
+                    case .minus: player.playRate = max(Player.rateRange.lowerBound, (player.playRate * 100 - 10).rounded() / 100)
+                    case .quit: quit = true
+                    }
+                }
+                if quit { break }
+                terminal.draw(status.text())
+            }
+            usleep(20_000)
+        }
+        if interrupted || !source.isFinished {
+            // Stop with every note released, and let the releases reach the device.
+            player.stop()
+            let target = output.framesWritten + Int64(output.granted.bufferFrames + output.granted.periodFrames)
+            let deadline = Date().addingTimeInterval(1)
+            while output.framesWritten < target && Date() < deadline && output.isRunning { usleep(5_000) }
+        } else {
+            // 200 ms of silence after the end, so nothing is cut when the device stops.
+            let target = source.totalFrames + Int64(grantedRate / 5)
+            let deadline = Date().addingTimeInterval(Double(target - output.framesWritten) / Double(grantedRate) + 5)
+            while output.framesWritten < target && Date() < deadline && output.isRunning { usleep(5_000) }
+        }
+        // Drain in every case: what the device still holds is at most the latency, and it
+        // carries the releases of the notes a stop just ended.
+        output.stop(drain: true)
+        player.service()
+        terminal.finish(status.text())
+        terminal.restore()
+        if output.xrunCount > 0 && !input.quiet { printError("\(file): \(output.xrunCount) underrun\(output.xrunCount == 1 ? "" : "s") during playback") }
+        if interrupted { throw ExitCode(130) }
+    }
+}
+
+/// Feeds the ALSA driver from a player's engine: runs on the driver's audio thread, renders
+/// through the engine (no allocation, no lock, no I/O), and after the end plus the tail
+/// writes silence and reports that playback is finished.
+final class PlayerPCMSource: PCMRenderSource, @unchecked Sendable {
+    private let engine: Engine
+    private let player: Player
+    private let tailFrames: Int64
+    private let heardFrames = Atomic<Int64>(0)
+    private let finished = Atomic<Bool>(false)
+    private let total = Atomic<Int64>(-1)
+
+    init(player: Player, tailFrames: Int64) {
+        self.player = player
+        self.engine = player.engine
+        self.tailFrames = tailFrames
+    }
+
+    /// Renders and drops the graph's latency (the limiter's look-ahead) before the driver
+    /// starts, exactly as an offline render does, so both produce the same frames.
+    func prerollLatency() {
+        let block = engine.graph.maximumFrameCount
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: block), right = UnsafeMutablePointer<Float>.allocate(capacity: block)
+        defer { left.deallocate(); right.deallocate() }
+        var remaining = engine.graph.latencyFrames
+        player.start()
+        while remaining > 0 {
+            let n = min(remaining, block)
+            engine.render(frameCount: n, into: StereoBuffer(left: left, right: right))
+            remaining -= n
+        }
+    }
+
+    /// True once the end plus the tail has been handed to the driver.
+    var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+    /// Frames of audio before the trailing silence (known once the end is reached).
+    var totalFrames: Int64 { total.load(ordering: .acquiring) }
+
+    func renderPCM(frameCount: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+        var done = 0
+        while done < frameCount {
+            let n = min(frameCount - done, engine.graph.maximumFrameCount)
+            var time = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &time)
+            engine.render(frameCount: n, into: StereoBuffer(left: left + done, right: right + done),
+                          hostTimeNanos: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
+            done += n
+        }
+        let heard = heardFrames.load(ordering: .relaxed)
+        let end = player.endOutputFrame ?? -1
+        if end >= 0 {
+            let last = end + tailFrames
+            total.store(last, ordering: .releasing)
+            let keep = Int(max(0, min(Int64(frameCount), last - heard)))
+            if keep < frameCount {
+                (left + keep).update(repeating: 0, count: frameCount - keep)
+                (right + keep).update(repeating: 0, count: frameCount - keep)
+            }
+            if heard + Int64(frameCount) >= last { finished.store(true, ordering: .releasing) }
+        }
+        heardFrames.store(heard + Int64(frameCount), ordering: .relaxed)
+    }
+}
+
+/// The live status line.
+struct StatusLine {
+    let player: Player
+    let sequence: MusicSequence
+    let output: PCMOutput
+    let totalSeconds: Double
+
+    init(player: Player, sequence: MusicSequence, output: PCMOutput, endTick: Int64) {
+        self.player = player
+        self.sequence = sequence
+        self.output = output
+        totalSeconds = sequence.makeTempoMap().seconds(atTick: endTick)
+    }
+
+    func text() -> String {
+        let position = player.barBeatTick
+        let bpm = sequence.makeTempoMap().bpm(atTick: player.tick)
+        let state = player.isPlaying ? ">" : "||"
+        return String(format: "%@ %4lld:%-2lld  %6.1f BPM  %@ / %@  rate %.2f  xruns %d",
+                      state, position.bar, position.beat, bpm,
+                      formatDuration(player.seconds), formatDuration(totalSeconds), player.playRate, output.xrunCount)
+    }
+}
+
+/// A key the player reacts to.
+enum PlayerKey: Equatable {
+    case space, left, right, plus, minus, quit
+}
+
+/// The terminal in a mode that delivers keys without Enter and without echo, restored on
+/// every exit path (normal end, q, Ctrl-C, errors).
+final class TerminalSession {
+    let enabled: Bool
+    private var saved = termios()
+    private var restored = false
+    private var pending: [UInt8] = []
+
+    init(enabled: Bool) {
+        self.enabled = enabled
+        guard enabled else { return }
+        tcgetattr(STDIN_FILENO, &saved)
+        var raw = saved
+        // Keep ISIG, so Ctrl-C still raises SIGINT and stops with all notes off.
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+            cc[Int(VMIN)] = 0
+            cc[Int(VTIME)] = 0
+        }
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+        FileHandle.standardError.write(Data("\u{1B}[?25l".utf8)) // hide the cursor
+    }
+
+    deinit { restore() }
+
+    /// Puts the terminal back as it was (idempotent).
+    func restore() {
+        guard enabled, !restored else { return }
+        restored = true
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+        FileHandle.standardError.write(Data("\u{1B}[?25h".utf8))
+    }
+
+    /// The next key pressed, if any (never blocks).
+    func readKey() -> PlayerKey? {
+        var byte: UInt8 = 0
+        while read(STDIN_FILENO, &byte, 1) == 1 { pending.append(byte) }
+        while !pending.isEmpty {
+            let first = pending.removeFirst()
+            switch first {
+            case 0x20: return .space
+            case UInt8(ascii: "+"), UInt8(ascii: "="): return .plus
+            case UInt8(ascii: "-"), UInt8(ascii: "_"): return .minus
+            case UInt8(ascii: "q"), UInt8(ascii: "Q"): return .quit
+            case 0x1B where pending.count >= 2 && pending[0] == UInt8(ascii: "["):
+                let code = pending[1]
+                pending.removeFirst(2)
+                if code == UInt8(ascii: "D") { return .left }
+                if code == UInt8(ascii: "C") { return .right }
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    /// Redraws the status line in place.
+    func draw(_ line: String) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+    }
+
+    /// Leaves the last status on its own line.
+    func finish(_ line: String) {
+        guard enabled, !restored else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(line)\n".utf8))
+    }
+}
+
+extension Tactus {
+    /// Rewrites a bare `--loop` (no count after it) to `--loop forever`, since the argument
+    /// parser has no options with an optional value.
+    static func expandingBareLoop(_ arguments: [String]) -> [String] {
+        var result: [String] = []
+        var i = 0
+        while i < arguments.count {
+            result.append(arguments[i])
+            if arguments[i] == "--loop" {
+                let next = i + 1 < arguments.count ? arguments[i + 1] : nil
+                if next == nil || Int(next!) == nil && next != TransportOptions.foreverSpelling {
+                    result.append(TransportOptions.foreverSpelling)
+                }
+            }
+            i += 1
+        }
+        return result
+    }
+}
