@@ -454,6 +454,9 @@ let blockSizeSets: [[Int]] = [[1], [64], [333], [4096], randomSizes(count: 500, 
 /// Set by the render thread of the threaded test when it is done.
 final class RenderThreadDone: Sendable {
     let done = Atomic<Bool>(false)
+    /// Set by the control thread once a command is queued, so rendering overlaps commands
+    /// however fast the render thread would otherwise finish.
+    let commandQueued = Atomic<Bool>(false)
 }
 
 @Suite struct ThreadedPlaybackTests {
@@ -474,10 +477,12 @@ final class RenderThreadDone: Sendable {
         let total = Int(player.schedule.endFrame) + 10_000
         Thread.detachNewThread {
             let l = UnsafeMutablePointer<Float>.allocate(capacity: 256), r = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+            while !finished.commandQueued.load(ordering: .acquiring) { usleep(100) }
             var done = 0
             while done < total {
                 engine.render(frameCount: 256, into: StereoBuffer(left: l, right: r))
                 done += 256
+                if done % 4096 == 0 { usleep(100) }
             }
             l.deallocate()
             r.deallocate()
@@ -489,6 +494,7 @@ final class RenderThreadDone: Sendable {
             // Commands that change no position, so the outcome stays exact.
             player.sendMIDI(.controlChange(channel: 15, controller: 1, value: UInt8(commands % 128)), toNode: 1)
             commands += 1
+            finished.commandQueued.store(true, ordering: .releasing)
             usleep(200)
         }
         player.service()
