@@ -13,13 +13,20 @@ extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t count, size_t size);
 extern void *__libc_realloc(void *pointer, size_t size);
 extern void *__libc_memalign(size_t alignment, size_t size);
+extern void __libc_free(void *pointer);
 
 static __thread int counting;
 static __thread long allocations;
+static __thread long deallocations;
 
 void malloc_counter_start(void) {
     allocations = 0;
+    deallocations = 0;
     counting = 1;
+}
+
+long malloc_counter_frees(void) {
+    return deallocations;
 }
 
 long malloc_counter_stop(void) {
@@ -58,4 +65,9 @@ int posix_memalign(void **result, size_t alignment, size_t size) {
     if (pointer == NULL) return ENOMEM;
     *result = pointer;
     return 0;
+}
+
+void free(void *pointer) {
+    if (counting && pointer != NULL) deallocations++;
+    __libc_free(pointer);
 }
