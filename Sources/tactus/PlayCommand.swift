@@ -253,7 +253,11 @@ struct PlayCommand: ParsableCommand {
         player.service()
         terminal.finish(status.text())
         terminal.restore()
-        if output.xrunCount > 0 && !input.quiet { printError("\(file): \(output.xrunCount) underrun\(output.xrunCount == 1 ? "" : "s") during playback") }
+        // One summary line, like render's: what was played, where, and how many underruns.
+        let played = Double(max(0, source.totalFrames)) / Double(grantedRate)
+        let xruns = output.xrunCount
+        print("\(file): \(interrupted || source.totalFrames < 0 ? "stopped" : "played \(formatDuration(played))") on '\(device)' at \(grantedRate) Hz, "
+              + "\(output.granted.bufferFrames) frames of buffer, \(xruns) underrun\(xruns == 1 ? "" : "s")")
         if interrupted { throw ExitCode(130) }
     }
 }

@@ -55,6 +55,7 @@ func wavSampleData(_ path: String) throws -> [UInt8] {
         #expect(rendered.status == 0, "\(rendered.stderr)")
         let played = try cli.run(["play", midi, "--device", "file:'\(raw)',raw", "--latency", "20"] + common)
         #expect(played.status == 0, "\(played.stderr)")
+        #expect(played.stdout.hasPrefix("\(midi): played ") && played.stdout.hasSuffix(", 0 underruns\n"), "\(played.stdout)")
         let expected = try wavSampleData(wav)
         let got = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
         try #require(got.count >= expected.count, "played \(got.count) bytes, rendered \(expected.count)")

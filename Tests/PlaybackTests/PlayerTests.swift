@@ -415,6 +415,11 @@ let blockSizeSets: [[Int]] = [[1], [64], [333], [4096], randomSizes(count: 500, 
 
 @Suite struct RealTimeSafetyTests {
     @Test func playingWithCommandsAllocatesNothingOnTheRenderThread() throws {
+        // Sanity: the counter sees this thread's frees.
+        malloc_counter_start()
+        do { let scratch = [Int](repeating: 1, count: Int.random(in: 100...200)); #expect(scratch.count >= 100) }
+        _ = malloc_counter_stop()
+        #expect(malloc_counter_frees() > 0)
         let smf = try SMFReader.read(contentsOf: "/work/shared/corpus/files/openmsx/keep_on_rolling.mid")
         var sequence = smf.makeSequence()
         sequence.tracks[0].add(.user(UserEvent(data: [1, 2, 3])), at: 1000)
@@ -427,7 +432,7 @@ let blockSizeSets: [[Int]] = [[1], [64], [333], [4096], randomSizes(count: 500, 
         player.setLoop(from: 0, to: 20_000, count: .times(2))
         player.start()
         for _ in 0..<100 { player.engine.render(frameCount: 512, into: out) }
-        var allocations = 0
+        var allocations = 0, frees = 0
         for block in 0..<(44_100 * 60 / 512) {
             // Control side (allocates freely): commands between blocks.
             switch block % 400 {
@@ -443,9 +448,13 @@ let blockSizeSets: [[Int]] = [[1], [64], [333], [4096], randomSizes(count: 500, 
             malloc_counter_start()
             player.engine.render(frameCount: block % 3 == 0 ? 512 : 301, into: out)
             allocations += malloc_counter_stop()
+            frees += malloc_counter_frees()
             player.service()
         }
         #expect(allocations == 0)
+        // Retired schedules, chases and loops (replaced at blocks 100, 300 and by the loop)
+        // are freed by service() on this side, never inside render.
+        #expect(frees == 0)
         #expect(users >= 1, "the user event passed")
         #expect(player.engine.cursor > 0, "events were delivered")
     }
