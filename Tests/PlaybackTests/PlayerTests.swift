@@ -420,7 +420,9 @@ let blockSizeSets: [[Int]] = [[1], [64], [333], [4096], randomSizes(count: 500, 
         do { let scratch = [Int](repeating: 1, count: Int.random(in: 100...200)); #expect(scratch.count >= 100) }
         _ = malloc_counter_stop()
         #expect(malloc_counter_frees() > 0)
-        let smf = try SMFReader.read(contentsOf: "/work/shared/corpus/files/openmsx/keep_on_rolling.mid")
+        let song = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Songs/morning-steps.mid").path
+        let smf = try SMFReader.read(contentsOf: song)
         var sequence = smf.makeSequence()
         sequence.tracks[0].add(.user(UserEvent(data: [1, 2, 3])), at: 1000)
         let player = try Player.makeDefault(sequence: sequence, sampleRate: 44_100, maximumFrameCount: 512)
