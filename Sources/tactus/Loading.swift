@@ -49,3 +49,14 @@ func loadMIDIFile(_ path: String, strict: Bool, quiet: Bool) throws -> StandardM
         throw ExitCode(ExitStatus.noInput)
     }
 }
+
+/// Reads a MIDI file that must have timing, for a command that turns ticks into time
+/// (`purpose` completes "cannot be ..."): a division of 0 is refused with exit code 65.
+func loadTimedMIDIFile(_ path: String, options: InputOptions, purpose: String) throws -> StandardMIDIFile {
+    let smf = try loadMIDIFile(path, options: options)
+    guard smf.timeBase.isUsable else {
+        printError("\(path): division is 0, so the file has no timing and cannot be \(purpose)")
+        throw ExitCode(ExitStatus.dataError)
+    }
+    return smf
+}

@@ -157,11 +157,7 @@ struct PlayCommand: ParsableCommand {
             printError("\(file): gain must be within -24...24 dB and tail within 0...600 s")
             throw ExitCode(ExitStatus.usage)
         }
-        let smf = try loadMIDIFile(file, options: input)
-        guard smf.timeBase.isUsable else {
-            printError("\(file): division is 0, so the file has no timing and cannot be played")
-            throw ExitCode(ExitStatus.dataError)
-        }
+        let smf = try loadTimedMIDIFile(file, options: input, purpose: "played")
         var sequence = smf.makeSequence()
         let plan = try transport.plan(for: &sequence, file: file)
 

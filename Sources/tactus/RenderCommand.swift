@@ -68,11 +68,7 @@ struct RenderCommand: ParsableCommand {
             printError("\(output): tail \(tail) s is outside 0...600")
             throw ExitCode(ExitStatus.usage)
         }
-        let smf = try loadMIDIFile(file, options: input)
-        guard smf.timeBase.isUsable else {
-            printError("\(file): division is 0, so the file has no timing and cannot be rendered")
-            throw ExitCode(ExitStatus.dataError)
-        }
+        let smf = try loadTimedMIDIFile(file, options: input, purpose: "rendered")
         var sequence = smf.makeSequence()
         let plan = try transport.plan(for: &sequence, file: file)
         if plan.isEndless {
