@@ -48,10 +48,12 @@ struct RealDeviceTests {
     @Test("Through snd-aloop, the capture side receives exactly what was played")
     func loopbackBitExact() throws {
         let capture = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(UUID().uuidString).raw").path
-        let recorder = Process()
-        recorder.executableURL = URL(fileURLWithPath: "/usr/bin/arecord")
-        recorder.arguments = ["-q", "-D", "hw:Loopback,1,0", "-f", "S16_LE", "-c", "2", "-r", "48000", "-t", "raw", "-d", "3", capture]
-        try recorder.run()
+        // posix_spawn, not Foundation's Process: in the VM, Process never reaps its children.
+        let arguments: [String] = ["/usr/bin/arecord", "-q", "-D", "hw:Loopback,1,0", "-f", "S16_LE", "-c", "2", "-r", "48000", "-t", "raw", "-d", "3", capture]
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var recorder: pid_t = 0
+        try #require(posix_spawn(&recorder, "/usr/bin/arecord", nil, nil, argv, environ) == 0)
         usleep(300_000)
         let output = try PCMOutput(PCMConfiguration(device: "hw:Loopback,0,0", sampleRate: 48_000, periodFrames: 480, bufferFrames: 1920, format: .s16))
         let source = FiniteSource(length: 48_000)
@@ -59,7 +61,8 @@ struct RealDeviceTests {
         // The signal, then 200 ms of silence, which snd-aloop may cut when playback stops.
         while output.framesWritten < 48_000 + 9_600 + Int64(output.granted.bufferFrames) { usleep(2000) }
         output.stop(drain: true)
-        recorder.waitUntilExit()
+        var status: Int32 = 0
+        while waitpid(recorder, &status, 0) < 0 && errno == EINTR {}
         let data = try Data(contentsOf: URL(fileURLWithPath: capture))
         let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
         guard let first = stride(from: 0, to: samples.count, by: 2).first(where: { samples[$0] != 0 || samples[$0 + 1] != 0 }) else {

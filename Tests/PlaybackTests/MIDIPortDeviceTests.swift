@@ -11,6 +11,53 @@ import Testing
 struct MIDIPortDeviceTests {
     let device = PlayerDeviceTests()
 
+    /// Starts a program as `PlayerDeviceTests.spawn` does, but with no signal blocked and
+    /// SIGINT and SIGTERM at their defaults, whatever the test runner's thread has: the
+    /// tests stop tactus and arecordmidi with SIGINT.
+    func spawn(_ path: String, _ arguments: [String], stdout: String, stderr: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), defaults = sigset_t()
+        sigemptyset(&none)
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGTERM)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+        guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EINVAL) }
+        return pid
+    }
+
+    /// Waits at most `seconds` for `pid`, then kills it and records an issue; returns its
+    /// exit status (128 + signal when killed).
+    func waitForExit(_ pid: pid_t, seconds: Double, what: String) -> Int32 {
+        let deadline = Date().addingTimeInterval(seconds)
+        var status: Int32 = 0
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if Date() > deadline {
+                Issue.record("\(what) did not exit within \(seconds) s")
+                kill(pid, SIGKILL)
+                waitpid(pid, &status, 0)
+                break
+            }
+            usleep(20_000)
+        }
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+    }
+
     /// A note as heard: channel, key, velocity and onset in seconds.
     struct Heard: CustomStringConvertible {
         var channel: UInt8, key: UInt8, velocity: UInt8, seconds: Double
@@ -42,19 +89,19 @@ struct MIDIPortDeviceTests {
         let dir = NSTemporaryDirectory() + "tactus-port-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let recording = dir + "/rec.mid"
-        let recorder = try device.spawn("/usr/bin/arecordmidi", ["-p", "14:0", "-b", "120", "-t", "960", recording],
+        let recorder = try spawn("/usr/bin/arecordmidi", ["-p", "14:0", "-b", "120", "-t", "960", recording],
                                         stdout: dir + "/arecordmidi.out", stderr: dir + "/arecordmidi.err")
         usleep(500_000)
         let binary = ProcessInfo.processInfo.environment["TACTUS_BINARY"] ?? device.cli.tactus
-        let player = try device.spawn(binary, ["play"] + arguments + ["--port", "14:0"], stdout: dir + "/tactus.out", stderr: dir + "/tactus.err")
+        let player = try spawn(binary, ["play"] + arguments + ["--port", "14:0"], stdout: dir + "/tactus.out", stderr: dir + "/tactus.err")
         if let interruptAfter {
             usleep(UInt32(interruptAfter * 1_000_000))
             kill(player, SIGINT)
         }
-        let status = try device.waitForExit(player)
+        let status = waitForExit(player, seconds: 60, what: "tactus play --port")
         usleep(300_000)
         kill(recorder, SIGINT)
-        _ = try device.waitForExit(recorder)
+        _ = waitForExit(recorder, seconds: 10, what: "arecordmidi")
         let read = { (name: String) in (try? String(contentsOfFile: dir + "/" + name, encoding: .utf8)) ?? "" }
         return (status, read("tactus.out"), read("tactus.err") + read("arecordmidi.err"), recording)
     }
