@@ -10,6 +10,10 @@ public enum MIDIPlaybackEnd: Sendable, Equatable {
 }
 
 extension SequencerClient {
+    /// Time between starting the queue and the timeline's zero, so the first events are
+    /// queued before they are due.
+    static let lead: UInt64 = 50_000_000
+
     /// Plays `timeline` from the output port to every port subscribed to it (see
     /// ``connectOutput(to:)``), scheduled on an ALSA queue at each message's absolute real
     /// time, and returns at its end or once `shouldStop` returns true.
@@ -49,7 +53,11 @@ extension SequencerClient {
     private func feed(_ timeline: MIDITimeline, queue: Int32, encoder: OpaquePointer,
                       shouldStop: () -> Bool) throws(SequencerError) -> MIDIPlaybackEnd {
         let batch = 64
-        var started = false
+        // Start first: a queue's START removes the events its client had queued on it.
+        let rc = tactus_seq_start_queue(handle, queue)
+        if rc < 0 { throw .failed(operation: "start the queue", code: rc) }
+        guard try drainOrStop(shouldStop: shouldStop) else { return .stopped }
+        var started = true
         var sent = 0
         // Starts the queue once the first batch is in the kernel; false when stopped first.
         func start() throws(SequencerError) -> Bool {
@@ -69,7 +77,7 @@ extension SequencerClient {
             let complete = encode(message, bytes: bytes, encoder: encoder, into: &event)
             guard complete else { continue }
             tactus_seq_ev_address(&event, outputPort, -1, 0)
-            tactus_seq_ev_schedule_real(&event, queue, UInt32(message.nanoseconds / 1_000_000_000), UInt32(message.nanoseconds % 1_000_000_000))
+            tactus_seq_ev_schedule_real(&event, queue, UInt32((message.nanoseconds + Self.lead) / 1_000_000_000), UInt32((message.nanoseconds + Self.lead) % 1_000_000_000))
             while true {
                 // The event's data (a sysex in `bytes` or the encoder's buffer) is copied here.
                 let rc = snd_seq_event_output(handle, &event)
@@ -88,7 +96,7 @@ extension SequencerClient {
         tactus_seq_ev_clear(&echo)
         tactus_seq_ev_set_echo(&echo)
         tactus_seq_ev_address(&echo, outputPort, Int32(clientID), inputPort)
-        tactus_seq_ev_schedule_real(&echo, queue, UInt32(timeline.endNanoseconds / 1_000_000_000), UInt32(timeline.endNanoseconds % 1_000_000_000))
+        tactus_seq_ev_schedule_real(&echo, queue, UInt32((timeline.endNanoseconds + Self.lead) / 1_000_000_000), UInt32((timeline.endNanoseconds + Self.lead) % 1_000_000_000))
         while true {
             let rc = snd_seq_event_output(handle, &echo)
             if rc >= 0 { break }
@@ -163,7 +171,7 @@ extension SequencerClient {
     /// Stops the queue, drops what is still scheduled, and silences every channel used:
     /// note-offs for the notes sounding at the queue's time, then CC 120 and CC 123.
     private func silence(_ timeline: MIDITimeline, queue: Int32) {
-        let now = tactus_seq_queue_real_time(handle, queue)
+        let now = tactus_seq_queue_real_time(handle, queue) - Int64(Self.lead)
         snd_seq_drop_output(handle)
         snd_seq_nonblock(handle, 0)
         _ = tactus_seq_stop_queue(handle, queue)
