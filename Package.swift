@@ -15,7 +15,7 @@ let package = Package(
         .target(name: "Sequencing", dependencies: ["MIDI"]),
         .target(name: "MIDIFile", dependencies: ["MIDI", "Sequencing"]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
-        .target(name: "ALSA", dependencies: ["CALSA"]),
+        .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI"]),
         .target(name: "AudioGraph", dependencies: ["MIDI"]),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "MIDI"]),
@@ -43,7 +43,7 @@ let package = Package(
             path: "Benchmarks/SchedulerBenchmark"
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
-        .testTarget(name: "ALSATests", dependencies: ["ALSA"]),
+        .testTarget(name: "ALSATests", dependencies: ["ALSA", "Sequencing", "MIDI"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
         .testTarget(name: "CLITests", dependencies: ["tactus", "MIDIFile", "Sequencing", "MIDI"]),

@@ -50,7 +50,7 @@ public struct SequencerPort: Hashable, Sendable, CustomStringConvertible {
 /// A client of the ALSA sequencer, named "Tactus", with an input and an output port that
 /// other programs connect to.
 public final class SequencerClient: @unchecked Sendable {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     /// The client number the kernel gave.
     public let clientID: Int
     /// The port other programs send to.

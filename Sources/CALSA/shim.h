@@ -56,4 +56,49 @@ static inline void tactus_seq_ev_clear(snd_seq_event_t *ev) {
     snd_seq_ev_clear(ev);
 }
 
+/// Makes `ev` a variable-length sysex event carrying `len` bytes at `data` as they are
+/// (a complete message or one packet of a split message).
+static inline void tactus_seq_ev_set_sysex(snd_seq_event_t *ev, unsigned int len, void *data) {
+    snd_seq_ev_set_sysex(ev, len, data);
+}
+
+/// Makes `ev` an echo event, which the sequencer delivers back to the addressed client.
+static inline void tactus_seq_ev_set_echo(snd_seq_event_t *ev) {
+    ev->type = SND_SEQ_EVENT_ECHO;
+}
+
+/// True when `ev` is an echo event that `client` sent.
+static inline int tactus_seq_ev_is_echo_from(const snd_seq_event_t *ev, int client) {
+    return ev->type == SND_SEQ_EVENT_ECHO && ev->source.client == client;
+}
+
+/// True when the encoder produced a complete event in `ev`.
+static inline int tactus_seq_ev_is_complete(const snd_seq_event_t *ev) {
+    return ev->type != SND_SEQ_EVENT_NONE;
+}
+
+/// Starts `queue` at once.
+static inline int tactus_seq_start_queue(snd_seq_t *seq, int queue) {
+    return snd_seq_control_queue(seq, queue, SND_SEQ_EVENT_START, 0, NULL);
+}
+
+/// Stops `queue` at once.
+static inline int tactus_seq_stop_queue(snd_seq_t *seq, int queue) {
+    return snd_seq_control_queue(seq, queue, SND_SEQ_EVENT_STOP, 0, NULL);
+}
+
+/// The real time of `queue`, in nanoseconds, or a negative error code.
+static inline long long tactus_seq_queue_real_time(snd_seq_t *seq, int queue) {
+    snd_seq_queue_status_t *status;
+    if (snd_seq_queue_status_malloc(&status) < 0) return -ENOMEM;
+    int rc = snd_seq_get_queue_status(seq, queue, status);
+    long long ns = rc;
+    if (rc >= 0) {
+        const snd_seq_real_time_t *t = snd_seq_queue_status_get_real_time(status);
+        ns = (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
+    }
+    snd_seq_queue_status_free(status);
+    return ns;
+}
+
 #endif

@@ -140,11 +140,18 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Seconds played after the end, for releases and reverb.")
     var tail: Double = 2
 
+    @Option(help: "Play MIDI only, to these ALSA sequencer ports (CLIENT:PORT or a client name prefix, comma-separated); no audio device is used.")
+    var port: String?
+
     @OptionGroup var transport: TransportOptions
 
     @OptionGroup var input: InputOptions
 
     func run() throws {
+        if let port {
+            try playMIDI(to: port)
+            return
+        }
         guard let rate = Int(sampleRate), RenderCommand.sampleRates.contains(rate) else {
             printError("\(file): unsupported sample rate '\(sampleRate)' (use 44100, 48000 or 96000)")
             throw ExitCode(ExitStatus.usage)
@@ -255,6 +262,48 @@ struct PlayCommand: ParsableCommand {
         print("\(file): \(interrupted || source.totalFrames < 0 ? "stopped" : "played \(formatDuration(played))") on '\(device)' at \(grantedRate) Hz, "
               + "\(output.granted.bufferFrames) frames of buffer, \(xruns) underrun\(xruns == 1 ? "" : "s")")
         if interrupted { throw ExitCode(130) }
+    }
+}
+
+extension PlayCommand {
+    /// `tactus play FILE --port P[,P...]`: the file's MIDI, scheduled on an ALSA queue from
+    /// the tempo map, to sequencer ports; from, to, rate, mute, solo and transpose apply.
+    func playMIDI(to portList: String) throws {
+        let smf = try loadTimedMIDIFile(file, options: input, purpose: "played")
+        var sequence = smf.makeSequence()
+        let plan = try transport.plan(for: &sequence, file: file)
+        if plan.loop != nil {
+            printError("\(file): --loop is not available with --port")
+            throw ExitCode(ExitStatus.usage)
+        }
+        let names = portList.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !names.isEmpty else {
+            printError("\(file): --port needs at least one port")
+            throw ExitCode(ExitStatus.usage)
+        }
+        let client: SequencerClient
+        do {
+            client = try SequencerClient()
+            for name in names { try client.connectOutput(to: name) }
+        } catch {
+            printError("tactus: \(error)")
+            throw ExitCode(ExitStatus.unavailable)
+        }
+        let timeline = MIDITimeline(sequence: sequence, fromTick: plan.fromTick, toTick: plan.toTick, rate: plan.rate)
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+            signal(signalNumber) { _ in playInterrupted.store(true, ordering: .relaxed) }
+        }
+        let end: MIDIPlaybackEnd
+        do {
+            end = try client.play(timeline) { playInterrupted.load(ordering: .relaxed) }
+        } catch {
+            printError("tactus: \(error)")
+            throw ExitCode(ExitStatus.ioError)
+        }
+        let seconds = Double(timeline.endNanoseconds) / 1e9
+        print("\(file): \(end == .stopped ? "stopped" : "played \(formatDuration(seconds))") to \(names.joined(separator: ", ")), "
+              + "\(timeline.messages.count) MIDI message\(timeline.messages.count == 1 ? "" : "s")")
+        if end == .stopped { throw ExitCode(130) }
     }
 }
 

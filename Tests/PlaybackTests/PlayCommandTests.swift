@@ -91,6 +91,29 @@ func wavSampleData(_ path: String) throws -> [UInt8] {
         #expect(lines.count == 1 && lines[0].contains("'no_such_pcm_device'") && lines[0].contains("tactus render"), "\(r.stderr)")
     }
 
+    @Test func playToAPortWithoutTheSequencerPrintsOneLineAndExits69() throws {
+        guard !FileManager.default.fileExists(atPath: "/dev/snd/seq") else { return }
+        let (dir, midi) = try cli.workspace()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for port in ["14:0", "Midi Through,20:0"] {
+            let r = try cli.run(["play", midi, "--port", port, "--rate", "2", "--from", "1:2"])
+            #expect(r.status == 69, "\(r.stderr)")
+            #expect(r.stdout.isEmpty)
+            #expect(r.stderr == "tactus: no ALSA sequencer: /dev/snd/seq does not exist (load the kernel module: sudo modprobe snd-seq)\n", "\(r.stderr)")
+        }
+    }
+
+    @Test func playToAPortChecksFileAndOptionsFirst() throws {
+        let (dir, midi) = try cli.workspace()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try cli.run(["play", dir + "/none.mid", "--port", "14:0"]).status == 66)
+        for options in [["--rate", "30"], ["--mute", "9"], ["--loop", "2"], ["--port", ","]] {
+            let r = try cli.run(["play", midi, "--port", "14:0"] + options)
+            #expect(r.status == 64, "\(options): \(r.stderr)")
+            #expect(r.stderr.split(separator: "\n").count == 1, "\(options): \(r.stderr)")
+        }
+    }
+
     @Test func badTransportOptionsAreUsageErrors() throws {
         let (dir, midi) = try cli.workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }

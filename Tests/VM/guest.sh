@@ -36,5 +36,10 @@ player_device_tests() {
 }
 check "tactus play through snd-aloop (bit-exact against render) and on snd-dummy (real-time pace, no underruns)" player_device_tests
 
+midi_port_tests() {
+  TACTUS_REAL_ALSA=1 TACTUS_BINARY="$release/tactus" "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter MIDIPortDeviceTests
+}
+check "tactus play --port into Midi Through recorded by arecordmidi (same notes within 2 ms, rate/from/to, Ctrl-C note-offs, unknown port)" midi_port_tests
+
 echo "VM: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
