@@ -23,23 +23,8 @@ struct SynthRig {
     /// Renders `frames` frames in blocks from `blockSizes` (cycled), sending `messages` at their frames.
     func render(frames: Int, messages: [(frame: Int, message: MIDIMessage)], blockSizes: [Int] = [512]) -> (left: [Float], right: [Float]) {
         let sorted = messages.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }.map(\.element)
-        var left: [Float] = [], right: [Float] = []
-        left.reserveCapacity(frames); right.reserveCapacity(frames)
-        var position = 0, next = 0, sizeIndex = 0
-        while position < frames {
-            let n = min(frames - position, blockSizes[sizeIndex % blockSizes.count], graph.maximumFrameCount)
-            sizeIndex += 1
-            var block: [GraphEvent] = []
-            while next < sorted.count && sorted[next].frame < position + n {
-                block.append(GraphEvent(offset: sorted[next].frame - position, nodeIndex: 0, event: .midi(sorted[next].message)))
-                next += 1
-            }
-            block.withUnsafeBufferPointer { graph.render(startFrame: Int64(position), frameCount: n, events: $0) }
-            left.append(contentsOf: UnsafeBufferPointer(start: graph.output.left, count: n))
-            right.append(contentsOf: UnsafeBufferPointer(start: graph.output.right, count: n))
-            position += n
-        }
-        return (left, right)
+        return renderGraph(graph, frames: frames, blockSizes: blockSizes,
+                           events: sorted.map { (frame: $0.frame, node: 0, event: NodeEvent.midi($0.message)) })
     }
 }
 
