@@ -17,6 +17,7 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI"]),
         .target(name: "AudioGraph", dependencies: ["MIDI"]),
+        .target(name: "SoundFont"),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "MIDI"]),
         .executableTarget(

@@ -1,0 +1,289 @@
+// The SoundFont 2.04 data model shared by the bank reader and the sampler.
+//
+// The reader resolves the hydra (preset -> instrument -> zones) into flat ``SoundFontRegion``s
+// when a bank is opened, so starting a voice on the audio thread is a lookup and a copy: no
+// precedence rules and no allocation at note-on.
+
+/// SoundFont 2.04 generator operators (specification section 8.1.2). The raw value is the
+/// generator's index in a ``SoundFontGenerators`` set.
+public enum SoundFontGenerator: Int, CaseIterable, Sendable {
+    case startAddressOffset = 0
+    case endAddressOffset = 1
+    case startLoopAddressOffset = 2
+    case endLoopAddressOffset = 3
+    case startAddressCoarseOffset = 4
+    case modLFOToPitch = 5
+    case vibLFOToPitch = 6
+    case modEnvToPitch = 7
+    case initialFilterCutoff = 8
+    case initialFilterQ = 9
+    case modLFOToFilterCutoff = 10
+    case modEnvToFilterCutoff = 11
+    case endAddressCoarseOffset = 12
+    case modLFOToVolume = 13
+    case unused1 = 14
+    case chorusEffectsSend = 15
+    case reverbEffectsSend = 16
+    case pan = 17
+    case unused2 = 18
+    case unused3 = 19
+    case unused4 = 20
+    case delayModLFO = 21
+    case freqModLFO = 22
+    case delayVibLFO = 23
+    case freqVibLFO = 24
+    case delayModEnv = 25
+    case attackModEnv = 26
+    case holdModEnv = 27
+    case decayModEnv = 28
+    case sustainModEnv = 29
+    case releaseModEnv = 30
+    case keyNumberToModEnvHold = 31
+    case keyNumberToModEnvDecay = 32
+    case delayVolEnv = 33
+    case attackVolEnv = 34
+    case holdVolEnv = 35
+    case decayVolEnv = 36
+    case sustainVolEnv = 37
+    case releaseVolEnv = 38
+    case keyNumberToVolEnvHold = 39
+    case keyNumberToVolEnvDecay = 40
+    case instrument = 41
+    case reserved1 = 42
+    case keyRange = 43
+    case velocityRange = 44
+    case startLoopAddressCoarseOffset = 45
+    case keyNumber = 46
+    case velocity = 47
+    case initialAttenuation = 48
+    case reserved2 = 49
+    case endLoopAddressCoarseOffset = 50
+    case coarseTune = 51
+    case fineTune = 52
+    case sampleID = 53
+    case sampleModes = 54
+    case reserved3 = 55
+    case scaleTuning = 56
+    case exclusiveClass = 57
+    case overridingRootKey = 58
+    case unused5 = 59
+    case endOperator = 60
+
+    /// Number of generator operators the specification defines.
+    public static let count = 61
+}
+
+/// One value per generator operator: the effective generator values of a region.
+///
+/// Values are the specification's units (cents, timecents, centibels, 0.1 %, samples...);
+/// `-1` in ``SoundFontGenerator/keyNumber``, ``SoundFontGenerator/velocity`` and
+/// ``SoundFontGenerator/overridingRootKey`` means "not set". Ranges are kept separately in
+/// ``SoundFontRegion``.
+public struct SoundFontGenerators: Sendable, Hashable {
+    /// The values, index = ``SoundFontGenerator/rawValue``.
+    public var values: [Int32]
+
+    /// The specification's default values (section 8.1.3).
+    public static let defaults: SoundFontGenerators = {
+        var values = [Int32](repeating: 0, count: SoundFontGenerator.count)
+        values[SoundFontGenerator.initialFilterCutoff.rawValue] = 13_500
+        for g in [SoundFontGenerator.delayModLFO, .delayVibLFO, .delayModEnv, .attackModEnv, .holdModEnv,
+                  .decayModEnv, .releaseModEnv, .delayVolEnv, .attackVolEnv, .holdVolEnv, .decayVolEnv,
+                  .releaseVolEnv] {
+            values[g.rawValue] = -12_000
+        }
+        values[SoundFontGenerator.keyNumber.rawValue] = -1
+        values[SoundFontGenerator.velocity.rawValue] = -1
+        values[SoundFontGenerator.scaleTuning.rawValue] = 100
+        values[SoundFontGenerator.overridingRootKey.rawValue] = -1
+        return SoundFontGenerators(values: values)
+    }()
+
+    /// Wraps `values`, which must hold ``SoundFontGenerator/count`` entries.
+    public init(values: [Int32]) {
+        precondition(values.count == SoundFontGenerator.count, "a generator set has 61 values")
+        self.values = values
+    }
+
+    /// The value of generator `g`.
+    @inlinable
+    public subscript(_ g: SoundFontGenerator) -> Int32 {
+        get { values[g.rawValue] }
+        set { values[g.rawValue] = newValue }
+    }
+}
+
+/// A modulator record (specification section 8.2): a source, an optional amount source, a
+/// destination generator, an amount and a transform.
+///
+/// Sources are the raw 16-bit `SFModulator` words: index in bits 0-6, CC flag bit 7, direction
+/// bit 8, polarity bit 9, curve type bits 10-15.
+public struct SoundFontModulator: Sendable, Hashable {
+    /// The primary source.
+    public var source: UInt16
+    /// The destination generator operator. (A destination with bit 15 set links to another
+    /// modulator; such links are resolved by the reader or dropped.)
+    public var destination: UInt16
+    /// The amount, in the destination's units, at full source value.
+    public var amount: Int16
+    /// The secondary source scaling `amount`; 0 (no controller) means 1.
+    public var amountSource: UInt16
+    /// 0 = linear, 2 = absolute value.
+    public var transform: UInt16
+
+    /// Creates a modulator record.
+    public init(source: UInt16, destination: UInt16, amount: Int16, amountSource: UInt16, transform: UInt16) {
+        self.source = source
+        self.destination = destination
+        self.amount = amount
+        self.amountSource = amountSource
+        self.transform = transform
+    }
+
+    /// Two modulators are identical (and the later one replaces the earlier) when everything
+    /// but the amount matches (specification section 9.5.1).
+    public func isIdentical(to other: SoundFontModulator) -> Bool {
+        source == other.source && destination == other.destination
+            && amountSource == other.amountSource && transform == other.transform
+    }
+
+    /// The ten default modulators every instrument zone starts with (section 8.4).
+    ///
+    /// Velocity-to-filter-cutoff follows FluidSynth rather than the letter of the
+    /// specification (whose secondary source makes the modulator a no-op in most players):
+    /// a linear negative velocity source gated by a velocity switch. Banks are voiced against
+    /// FluidSynth, and that is the sound users compare with.
+    public static let defaults: [SoundFontModulator] = [
+        // 8.4.1 MIDI note-on velocity to initial attenuation: negative, concave, 960 cB.
+        SoundFontModulator(source: 0x0502, destination: 48, amount: 960, amountSource: 0, transform: 0),
+        // 8.4.2 velocity to filter cutoff: negative linear, -2400 cents, switched by velocity.
+        SoundFontModulator(source: 0x0102, destination: 8, amount: -2400, amountSource: 0x0C02, transform: 0),
+        // 8.4.3 channel pressure to vibrato LFO pitch depth: 50 cents.
+        SoundFontModulator(source: 0x000D, destination: 6, amount: 50, amountSource: 0, transform: 0),
+        // 8.4.4 CC1 (modulation wheel) to vibrato LFO pitch depth: 50 cents.
+        SoundFontModulator(source: 0x0081, destination: 6, amount: 50, amountSource: 0, transform: 0),
+        // 8.4.5 CC7 (volume) to initial attenuation: negative concave, 960 cB.
+        SoundFontModulator(source: 0x0587, destination: 48, amount: 960, amountSource: 0, transform: 0),
+        // 8.4.6 CC10 (pan) to pan: bipolar linear, 1000 (0.1 % units).
+        SoundFontModulator(source: 0x028A, destination: 17, amount: 1000, amountSource: 0, transform: 0),
+        // 8.4.7 CC11 (expression) to initial attenuation: negative concave, 960 cB.
+        SoundFontModulator(source: 0x058B, destination: 48, amount: 960, amountSource: 0, transform: 0),
+        // 8.4.8 CC91 (reverb send) to reverb send: 200 (0.1 % units).
+        SoundFontModulator(source: 0x00DB, destination: 16, amount: 200, amountSource: 0, transform: 0),
+        // 8.4.9 CC93 (chorus send) to chorus send: 200.
+        SoundFontModulator(source: 0x00DD, destination: 15, amount: 200, amountSource: 0, transform: 0),
+        // 8.4.10 pitch wheel to initial pitch, scaled by pitch wheel sensitivity: 12700 cents.
+        SoundFontModulator(source: 0x020E, destination: 52, amount: 12_700, amountSource: 0x0010, transform: 0),
+    ]
+}
+
+/// A sample header (`shdr` record) with its points as absolute indices into the bank's
+/// sample data.
+public struct SoundFontSample: Sendable, Hashable {
+    /// The sample's name.
+    public var name: String
+    /// First data point.
+    public var start: Int
+    /// One past the last data point.
+    public var end: Int
+    /// First point of the loop.
+    public var loopStart: Int
+    /// First point after the loop.
+    public var loopEnd: Int
+    /// Recording sample rate in hertz.
+    public var sampleRate: Int
+    /// MIDI key the sample sounds at unshifted.
+    public var originalPitch: UInt8
+    /// Pitch correction in cents.
+    public var pitchCorrection: Int8
+    /// Index of the other half of a stereo pair (``SoundFontSample/linkedSample``), if any.
+    public var link: Int?
+    /// How the sample plays in a stereo pair.
+    public var kind: Kind
+
+    /// Stereo role of a sample (`sfSampleLink`, ROM flag removed).
+    public enum Kind: Sendable, Hashable {
+        case mono, left, right, linked
+    }
+
+    /// Creates a sample header.
+    public init(name: String, start: Int, end: Int, loopStart: Int, loopEnd: Int, sampleRate: Int,
+                originalPitch: UInt8, pitchCorrection: Int8, link: Int? = nil, kind: Kind = .mono) {
+        self.name = name
+        self.start = start
+        self.end = end
+        self.loopStart = loopStart
+        self.loopEnd = loopEnd
+        self.sampleRate = sampleRate
+        self.originalPitch = originalPitch
+        self.pitchCorrection = pitchCorrection
+        self.link = link
+        self.kind = kind
+    }
+}
+
+/// One playable region of a preset: an instrument zone as seen through one preset zone, with
+/// everything resolved. A note plays every region whose key and velocity ranges contain it.
+public struct SoundFontRegion: Sendable, Hashable {
+    /// Keys the region answers (the intersection of the preset zone's and instrument zone's
+    /// ranges).
+    public var keyRange: ClosedRange<UInt8>
+    /// Velocities the region answers (intersection as for keys).
+    public var velocityRange: ClosedRange<UInt8>
+    /// Index into ``SoundFontBank/samples``.
+    public var sampleIndex: Int
+    /// Effective generator values: the instrument level (defaults, then global zone, then the
+    /// zone) plus the preset level's offsets (global zone, then the zone) for every generator
+    /// the specification lets a preset offset.
+    public var generators: SoundFontGenerators
+    /// Every modulator that applies, in order: the instrument level's (defaults replaced by
+    /// identical global-zone and zone modulators) followed by the preset level's, whose
+    /// contributions add.
+    public var modulators: [SoundFontModulator]
+
+    /// Creates a region.
+    public init(keyRange: ClosedRange<UInt8>, velocityRange: ClosedRange<UInt8>, sampleIndex: Int,
+                generators: SoundFontGenerators, modulators: [SoundFontModulator]) {
+        self.keyRange = keyRange
+        self.velocityRange = velocityRange
+        self.sampleIndex = sampleIndex
+        self.generators = generators
+        self.modulators = modulators
+    }
+}
+
+/// A preset (`phdr` record) with its resolved regions.
+public struct SoundFontPreset: Sendable, Hashable {
+    /// The preset's name.
+    public var name: String
+    /// MIDI bank: 0-127 for melodic banks, 128 for percussion.
+    public var bank: Int
+    /// MIDI program, 0-127.
+    public var program: Int
+    /// Playable regions in file order.
+    public var regions: [SoundFontRegion]
+
+    /// Creates a preset.
+    public init(name: String, bank: Int, program: Int, regions: [SoundFontRegion]) {
+        self.name = name
+        self.bank = bank
+        self.program = program
+        self.regions = regions
+    }
+}
+
+/// Sample points of a bank: 16-bit words, plus the optional low bytes of 24-bit samples
+/// (`sm24`). The memory is owned by whoever created the bank (a file mapping or an array kept
+/// alive by ``SoundFontBank``) and never changes after loading, so the audio thread may read it.
+public struct SoundFontSampleData: @unchecked Sendable {
+    /// The 16-bit sample words.
+    public let words: UnsafeBufferPointer<Int16>
+    /// The low bytes of 24-bit samples, same length as `words`, or nil.
+    public let lowBytes: UnsafeBufferPointer<UInt8>?
+
+    /// Wraps sample memory.
+    public init(words: UnsafeBufferPointer<Int16>, lowBytes: UnsafeBufferPointer<UInt8>?) {
+        self.words = words
+        self.lowBytes = lowBytes
+    }
+}
