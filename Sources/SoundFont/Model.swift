@@ -287,3 +287,79 @@ public struct SoundFontSampleData: @unchecked Sendable {
         self.lowBytes = lowBytes
     }
 }
+
+/// A loaded bank: presets resolved into regions, sample headers and sample memory.
+///
+/// Immutable after loading and safe to share between the control and audio threads. The
+/// reader creates banks from files; tests and audio-file patches create them from parts.
+public final class SoundFontBank: Sendable {
+    /// The bank's name (`INAM`), or the file name when it has none.
+    public let name: String
+    /// Presets in file order.
+    public let presets: [SoundFontPreset]
+    /// Sample headers, index = `shdr` record (terminal record excluded).
+    public let samples: [SoundFontSample]
+    /// The sample points every ``SoundFontSample`` indexes into.
+    public let sampleData: SoundFontSampleData
+    /// Presets by `bank << 7 | program`, first one in file order wins.
+    private let presetIndex: [Int: Int]
+    /// Keeps the memory behind ``sampleData`` alive (a mapping or an allocation).
+    private let storage: SampleStorage
+
+    /// Owner of sample memory; releases it when the bank goes away.
+    public protocol SampleStorage: AnyObject, Sendable {}
+
+    /// Creates a bank over sample memory owned by `storage`.
+    public init(name: String, presets: [SoundFontPreset], samples: [SoundFontSample],
+                sampleData: SoundFontSampleData, storage: SampleStorage) {
+        self.name = name
+        self.presets = presets
+        self.samples = samples
+        self.sampleData = sampleData
+        self.storage = storage
+        var index: [Int: Int] = [:]
+        for (i, p) in presets.enumerated() where index[p.bank << 7 | p.program] == nil {
+            index[p.bank << 7 | p.program] = i
+        }
+        presetIndex = index
+    }
+
+    /// Creates a bank that owns a copy of `words` (and `lowBytes` for 24-bit data).
+    public convenience init(name: String, presets: [SoundFontPreset], samples: [SoundFontSample],
+                            words: [Int16], lowBytes: [UInt8]? = nil) {
+        let owned = OwnedSamples(words: words, lowBytes: lowBytes)
+        self.init(name: name, presets: presets, samples: samples, sampleData: owned.data, storage: owned)
+    }
+
+    /// The preset for `bank` and `program`, if the bank has one.
+    public func preset(bank: Int, program: Int) -> SoundFontPreset? {
+        presetIndex[bank << 7 | program].map { presets[$0] }
+    }
+
+    /// Index into ``presets`` of the preset for `bank` and `program`, if any.
+    public func presetPosition(bank: Int, program: Int) -> Int? {
+        presetIndex[bank << 7 | program]
+    }
+}
+
+/// Sample memory allocated and owned by a bank.
+final class OwnedSamples: SoundFontBank.SampleStorage, @unchecked Sendable {
+    let data: SoundFontSampleData
+
+    init(words: [Int16], lowBytes: [UInt8]?) {
+        let w = UnsafeMutableBufferPointer<Int16>.allocate(capacity: max(words.count, 1))
+        _ = w.initialize(from: words)
+        var low: UnsafeBufferPointer<UInt8>?
+        if let lowBytes {
+            let l = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(lowBytes.count, 1))
+            _ = l.initialize(from: lowBytes)
+            low = UnsafeBufferPointer(rebasing: l[0..<lowBytes.count])
+        }
+        data = SoundFontSampleData(words: UnsafeBufferPointer(rebasing: w[0..<words.count]), lowBytes: low)
+    }
+
+    deinit {
+        UnsafeMutableRawPointer(mutating: data.words.baseAddress)?.deallocate()
+        if let low = data.lowBytes { UnsafeMutableRawPointer(mutating: low.baseAddress)?.deallocate() }
+    }
+}
