@@ -19,6 +19,7 @@ let package = Package(
         .target(name: "AudioGraph", dependencies: ["MIDI"]),
         .target(name: "SoundFont"),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
+        .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
         .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "MIDI"]),
         .executableTarget(
             name: "tactus",
@@ -53,6 +54,7 @@ let package = Package(
         // Test-only helpers shared by the audio test suites.
         .target(name: "AudioTestSupport", dependencies: ["AudioGraph", "MIDI"]),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDI", "AudioTestSupport"]),
+        .testTarget(name: "SamplerTests", dependencies: ["Sampler", "SoundFont", "AudioGraph", "MIDI", "AudioTestSupport", "MallocCounter"]),
         .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI", "AudioTestSupport"]),
         .testTarget(
             name: "PlaybackTests",

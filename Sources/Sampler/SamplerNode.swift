@@ -1,0 +1,1043 @@
+import AudioGraph
+import Foundation
+import MIDI
+import SoundFont
+
+/// A SoundFont 2 sampler: sixteen MIDI channels playing the presets of a ``SoundFontBank``,
+/// voiced to sound like FluidSynth with the same bank.
+///
+/// Every generator that shapes sound is honoured (sample offsets, loop modes, tuning, both
+/// envelopes, both LFOs, the resonant low-pass filter, attenuation, pan, effect sends,
+/// exclusive classes, forced key and velocity), and modulators (the ten defaults plus the
+/// bank's) are evaluated from velocity, key, pressures, pitch wheel and any controller.
+///
+/// Rendering follows the ``AudioNode`` contract: sample interpolation (4-point cubic), the
+/// filter and gain ramps run per sample; envelopes, LFOs, pitch and filter coefficients are
+/// recomputed every ``controlInterval`` frames on a grid of absolute frame numbers, so the
+/// output is bit-identical whatever the block size. A note starts at its exact frame. Voices
+/// live in a pool allocated when the node is created; nothing allocates while rendering.
+///
+/// The voices' reverb and chorus sends feed an internal ``ReverbNode`` and ``ChorusNode``,
+/// each with a level parameter; level 0 switches an effect off.
+public final class SamplerNode: AudioNode {
+    /// Parameter identifiers.
+    public enum Parameter {
+        /// Output level in dB; 0 dB is FluidSynth's level at its default gain of 0.2.
+        public static let volume: UInt32 = 0
+        /// Most voices sounding at once (FluidSynth's polyphony); a further voice steals the
+        /// quietest released voice, else the oldest, which fades out in a few milliseconds.
+        public static let voiceLimit: UInt32 = 1
+        /// Wet level of the internal reverb fed by the reverb sends (0 switches it off).
+        public static let reverbLevel: UInt32 = 2
+        /// Wet level of the internal chorus fed by the chorus sends (0 switches it off).
+        public static let chorusLevel: UInt32 = 3
+    }
+
+    /// Frames between control updates, on a grid aligned to absolute frame 0; the same step
+    /// as FluidSynth's envelopes and LFOs.
+    public static let controlInterval = 64
+    /// The largest voice limit.
+    public static let maximumVoiceLimit = 4096
+    /// Slots beyond the limit, where stolen voices fade out.
+    static let fadeReserve = 64
+    /// FluidSynth's default synth.gain, and the scale of 16-bit sample words.
+    static let baseGain: Float = 0.2 / 32_768
+    /// FluidSynth's noise floor: a decaying voice below it (at the synth gain) is finished.
+    static let noiseFloor: Float = 0.000_03 / 0.2
+
+    public let name = "Sampler"
+    public let inputBusCount = 0
+    private var table = ParameterTable([
+        AudioParameterInfo(id: Parameter.volume, name: "Volume", range: -60...12, unit: .decibels, defaultValue: 0),
+        AudioParameterInfo(id: Parameter.voiceLimit, name: "Voice limit", range: 1...Float(maximumVoiceLimit), unit: .indexed,
+                           defaultValue: 256),
+        AudioParameterInfo(id: Parameter.reverbLevel, name: "Reverb level", range: 0...1, unit: .fraction, defaultValue: 0.9),
+        AudioParameterInfo(id: Parameter.chorusLevel, name: "Chorus level", range: 0...10, unit: .generic, defaultValue: 2),
+    ])
+    public var parameterInfos: [AudioParameterInfo] { table.infos }
+
+    /// The bank the sampler plays.
+    public let bank: SoundFontBank
+    let compiled: CompiledBank
+    let tables = SamplerTables()
+
+    private struct Channel {
+        var program: UInt8 = 0
+        var bankMSB: UInt8 = 0
+        var preset: Int32 = -1
+        var pitchWheel: Float = 8192
+        var bendRange: Float = 2
+        var channelPressure: Float = 0
+        var sustain = false
+        var sostenuto = false
+        var rpnMSB: UInt8 = 127, rpnLSB: UInt8 = 127
+        /// Bumped whenever a modulator source changes, so voices recompute on the next step.
+        var serial: UInt32 = 1
+    }
+
+    private let poolSize = maximumVoiceLimit + fadeReserve
+    private let voices: UnsafeMutablePointer<SamplerVoice>
+    private let activeList: UnsafeMutablePointer<Int32>
+    private var activeCount = 0
+    private let freeList: UnsafeMutablePointer<Int32>
+    private var freeCount = 0
+    private let channels: UnsafeMutablePointer<Channel>
+    private let controllers: UnsafeMutablePointer<UInt8>
+    private let polyPressure: UnsafeMutablePointer<UInt8>
+    /// Effective generator values of the voice being set up or updated.
+    private let effective: UnsafeMutablePointer<Float>
+    private let mono: UnsafeMutablePointer<Float>
+    private var sendFrames = 0
+    private var reverbSendBuffer: UnsafeMutablePointer<Float>?
+    private var chorusSendBuffer: UnsafeMutablePointer<Float>?
+    private var wet: StereoBuffer?
+    private let effectInput: UnsafeMutablePointer<StereoBuffer>
+    private let reverb = ReverbNode(roomSize: 0.2, damping: 0, wet: 0.9, dry: 0)
+    private let chorus = ChorusNode()
+
+    private var sampleRate: Double = 44_100
+    private var serial: UInt64 = 0
+    private var noteSerial: UInt64 = 0
+    private var masterGain: Float = SamplerNode.baseGain
+    private var fadeFrames = 132
+    /// Frame at which the next `render` starts (the frame of events being received).
+    private var position: Int64 = 0
+
+    /// Creates a sampler playing `bank`. Flattening the bank for the audio thread and
+    /// allocating the voice pool happen here, on the caller's thread.
+    public init(bank: SoundFontBank) {
+        self.bank = bank
+        compiled = CompiledBank(bank)
+        voices = .allocate(capacity: poolSize)
+        voices.initialize(repeating: SamplerVoice(), count: poolSize)
+        activeList = .allocate(capacity: poolSize)
+        activeList.initialize(repeating: 0, count: poolSize)
+        freeList = .allocate(capacity: poolSize)
+        freeList.initialize(repeating: 0, count: poolSize)
+        channels = .allocate(capacity: 16)
+        channels.initialize(repeating: Channel(), count: 16)
+        controllers = .allocate(capacity: 16 * 128)
+        controllers.initialize(repeating: 0, count: 16 * 128)
+        polyPressure = .allocate(capacity: 16 * 128)
+        polyPressure.initialize(repeating: 0, count: 16 * 128)
+        effective = .allocate(capacity: SoundFontGenerator.count)
+        effective.initialize(repeating: 0, count: SoundFontGenerator.count)
+        mono = .allocate(capacity: Self.controlInterval)
+        mono.initialize(repeating: 0, count: Self.controlInterval)
+        effectInput = .allocate(capacity: 1)
+        reverb.setParameter(ReverbNode.Parameter.width, value: 0.5)
+        resetState()
+    }
+
+    deinit {
+        voices.deinitialize(count: poolSize)
+        voices.deallocate()
+        activeList.deallocate()
+        freeList.deallocate()
+        channels.deinitialize(count: 16)
+        channels.deallocate()
+        controllers.deallocate()
+        polyPressure.deallocate()
+        effective.deallocate()
+        mono.deallocate()
+        effectInput.deallocate()
+        freeSendBuffers()
+    }
+
+    private func freeSendBuffers() {
+        reverbSendBuffer?.deallocate()
+        chorusSendBuffer?.deallocate()
+        wet?.left.deallocate()
+        wet?.right.deallocate()
+        reverbSendBuffer = nil
+        chorusSendBuffer = nil
+        wet = nil
+    }
+
+    public func prepare(sampleRate: Double, maximumFrameCount: Int) {
+        self.sampleRate = sampleRate
+        fadeFrames = max(1, Int((0.003 * sampleRate).rounded()))
+        freeSendBuffers()
+        sendFrames = max(1, maximumFrameCount)
+        reverbSendBuffer = .allocate(capacity: sendFrames)
+        reverbSendBuffer!.initialize(repeating: 0, count: sendFrames)
+        chorusSendBuffer = .allocate(capacity: sendFrames)
+        chorusSendBuffer!.initialize(repeating: 0, count: sendFrames)
+        let w = StereoBuffer(left: .allocate(capacity: sendFrames), right: .allocate(capacity: sendFrames))
+        w.left.initialize(repeating: 0, count: sendFrames)
+        w.right.initialize(repeating: 0, count: sendFrames)
+        wet = w
+        reverb.prepare(sampleRate: sampleRate, maximumFrameCount: sendFrames)
+        chorus.prepare(sampleRate: sampleRate, maximumFrameCount: sendFrames)
+        reset()
+    }
+
+    public func reset() {
+        resetState()
+        reverb.reset()
+        chorus.reset()
+    }
+
+    private func resetState() {
+        for i in 0..<poolSize { voices[i] = SamplerVoice() }
+        activeCount = 0
+        freeCount = poolSize
+        // Lowest slots first, so the pool is used in a fixed order.
+        for i in 0..<poolSize { freeList[i] = Int32(poolSize - 1 - i) }
+        for c in 0..<16 { resetChannel(c) }
+        serial = 0
+        noteSerial = 0
+        position = 0
+        applyParameters()
+    }
+
+    private func resetChannel(_ c: Int) {
+        channels[c] = Channel()
+        let cc = controllers + c * 128
+        cc.update(repeating: 0, count: 128)
+        cc[7] = 100
+        cc[10] = 64
+        cc[11] = 127
+        cc[MIDIController.rpnMSB.asInt] = 127
+        cc[MIDIController.rpnLSB.asInt] = 127
+        (polyPressure + c * 128).update(repeating: 0, count: 128)
+        channels[c].preset = Int32(compiled.preset(bank: c == 9 ? 128 : 0, program: 0))
+    }
+
+    private func applyParameters() {
+        masterGain = Self.baseGain * decibelsToGain(table[Parameter.volume])
+        reverb.setParameter(ReverbNode.Parameter.wet, value: table[Parameter.reverbLevel])
+        chorus.setParameter(ChorusNode.Parameter.level, value: table[Parameter.chorusLevel])
+    }
+
+    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
+        guard scope == .global, table.set(id, value) else { return }
+        applyParameters()
+    }
+
+    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
+        scope == .global ? table.value(id) : nil
+    }
+
+    /// Number of voices sounding, including ones fading out after a steal.
+    public var activeVoiceCount: Int { activeCount }
+
+    // MARK: MIDI
+
+    public func receive(_ message: MIDIMessage, atFrame frame: Int64) {
+        position = frame
+        let c = Int(message.channel)
+        switch message.status & 0xF0 {
+        case 0x90 where message.data2 > 0: noteOn(channel: c, key: message.data1 & 0x7F, velocity: message.data2 & 0x7F)
+        case 0x80, 0x90: noteOff(channel: c, key: message.data1 & 0x7F)
+        case 0xA0:
+            polyPressure[c * 128 + Int(message.data1 & 0x7F)] = message.data2 & 0x7F
+            channels[c].serial &+= 1
+        case 0xB0: controlChange(channel: c, controller: message.data1 & 0x7F, value: message.data2 & 0x7F)
+        case 0xC0:
+            channels[c].program = message.data1 & 0x7F
+            selectPreset(c)
+        case 0xD0:
+            channels[c].channelPressure = Float(message.data1 & 0x7F)
+            channels[c].serial &+= 1
+        case 0xE0:
+            channels[c].pitchWheel = Float(message.pitchBendValue)
+            channels[c].serial &+= 1
+        case 0xF0 where message.status == 0xFF:
+            // System reset: silence and return every channel to its initial state.
+            for n in 0..<activeCount { beginFade(Int(activeList[n])) }
+            for ch in 0..<16 { resetChannel(ch) }
+        default: break
+        }
+    }
+
+    private func selectPreset(_ c: Int) {
+        let bank = c == 9 ? 128 : Int(channels[c].bankMSB)
+        channels[c].preset = Int32(compiled.preset(bank: bank, program: Int(channels[c].program)))
+    }
+
+    private func controlChange(channel c: Int, controller: UInt8, value: UInt8) {
+        let cc = controllers + c * 128
+        cc[Int(controller)] = value
+        switch controller {
+        case MIDIController.bankSelectMSB:
+            // FluidSynth's default "gs" style: the MSB is the bank, the LSB is ignored; it
+            // takes effect at the next program change.
+            channels[c].bankMSB = value
+        case MIDIController.sustainPedal:
+            let down = value >= 64
+            channels[c].sustain = down
+            if !down {
+                forEachActive { i in
+                    if voices[i].state == .playing, Int(voices[i].channel) == c, voices[i].sustained, !voices[i].sostenuto {
+                        voices[i].sustained = false
+                        release(i)
+                    }
+                }
+            }
+        case MIDIController.sostenutoPedal:
+            let down = value >= 64
+            if down && !channels[c].sostenuto {
+                // Only the notes whose keys are down now are caught.
+                forEachActive { i in
+                    if voices[i].state == .playing, Int(voices[i].channel) == c, !voices[i].released, !voices[i].sustained {
+                        voices[i].sostenuto = true
+                    }
+                }
+            } else if !down && channels[c].sostenuto {
+                forEachActive { i in
+                    guard voices[i].state == .playing, Int(voices[i].channel) == c, voices[i].sostenuto else { return }
+                    voices[i].sostenuto = false
+                    // A key released while the pedal held it is released now, unless the
+                    // sustain pedal takes over.
+                    if voices[i].sustained && !channels[c].sustain {
+                        voices[i].sustained = false
+                        release(i)
+                    }
+                }
+            }
+            channels[c].sostenuto = down
+        case MIDIController.rpnMSB: channels[c].rpnMSB = value
+        case MIDIController.rpnLSB: channels[c].rpnLSB = value
+        case MIDIController.nrpnMSB, MIDIController.nrpnLSB:
+            // Data entry after an NRPN must not change the bend range.
+            channels[c].rpnMSB = 127
+            channels[c].rpnLSB = 127
+        case MIDIController.dataEntryMSB:
+            if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
+                let cents = channels[c].bendRange - channels[c].bendRange.rounded(.down)
+                channels[c].bendRange = Float(value) + cents
+            }
+        case MIDIController.dataEntryLSB:
+            if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
+                channels[c].bendRange = channels[c].bendRange.rounded(.down) + Float(min(value, 99)) / 100
+            }
+        case MIDIController.allSoundOff:
+            forEachActive { i in if Int(voices[i].channel) == c { beginFade(i) } }
+        case MIDIController.resetAllControllers:
+            // RP-015: modulation, expression, pedals, pressures, bend and RPN selection;
+            // volume, pan, sends and the bend range stay.
+            cc[1] = 0
+            cc[11] = 127
+            cc[64] = 0
+            cc[65] = 0
+            cc[66] = 0
+            cc[67] = 0
+            channels[c].channelPressure = 0
+            channels[c].pitchWheel = 8192
+            channels[c].rpnMSB = 127
+            channels[c].rpnLSB = 127
+            channels[c].sustain = false
+            channels[c].sostenuto = false
+            (polyPressure + c * 128).update(repeating: 0, count: 128)
+            forEachActive { i in
+                if voices[i].state == .playing, Int(voices[i].channel) == c {
+                    voices[i].sostenuto = false
+                    if voices[i].sustained {
+                        voices[i].sustained = false
+                        release(i)
+                    }
+                }
+            }
+        case MIDIController.allNotesOff, 124, 125, 126, 127:
+            forEachActive { i in
+                if voices[i].state == .playing, Int(voices[i].channel) == c, !voices[i].released { noteOffVoice(i) }
+            }
+        default: break
+        }
+        channels[c].serial &+= 1
+    }
+
+    private func noteOff(channel c: Int, key: UInt8) {
+        forEachActive { i in
+            let v = voices + i
+            if v.pointee.state == .playing, Int(v.pointee.channel) == c, v.pointee.noteKey == key,
+               !v.pointee.released, !v.pointee.sustained {
+                noteOffVoice(i)
+            }
+        }
+    }
+
+    /// A key went up for voice `i`: release it unless a pedal holds it.
+    private func noteOffVoice(_ i: Int) {
+        let c = Int(voices[i].channel)
+        if channels[c].sustain || voices[i].sostenuto {
+            voices[i].sustained = true
+        } else {
+            release(i)
+        }
+    }
+
+    /// Moves both envelopes into their release sections. A volume envelope still in its
+    /// attack (linear in amplitude) is converted to the equivalent dB-domain value first, so
+    /// the level does not jump.
+    private func release(_ i: Int) {
+        let v = voices + i
+        guard v.pointee.state == .playing, !v.pointee.released else { return }
+        v.pointee.released = true
+        v.pointee.sustained = false
+        if v.pointee.volumeEnvelope.section == .attack && v.pointee.volumeEnvelope.value > 0 {
+            let amp = v.pointee.volumeEnvelope.value
+            let cb = -200 * log10(amp)
+            v.pointee.volumeEnvelope.value = min(max(1 - cb / 960, 0), 1)
+        }
+        if v.pointee.modulationEnvelope.section == .attack && v.pointee.modulationEnvelope.value > 0 {
+            v.pointee.modulationEnvelope.value = min(max(tables.lookup(tables.convex, 127 * v.pointee.modulationEnvelope.value), 0), 1)
+        }
+        v.pointee.volumeEnvelope.enterRelease()
+        v.pointee.modulationEnvelope.enterRelease()
+    }
+
+    /// Cuts voice `i` with a short linear fade (steals, all sound off, exclusive classes).
+    private func beginFade(_ i: Int) {
+        let v = voices + i
+        guard v.pointee.state == .playing else { return }
+        v.pointee.state = .fading
+        let n = Float(fadeFrames)
+        v.pointee.fadeRemaining = fadeFrames
+        v.pointee.stepL = -v.pointee.gainL / n
+        v.pointee.stepR = -v.pointee.gainR / n
+        v.pointee.stepReverb = -v.pointee.gainReverb / n
+        v.pointee.stepChorus = -v.pointee.gainChorus / n
+        v.pointee.da1 = 0
+        v.pointee.da2 = 0
+        v.pointee.db02 = 0
+        v.pointee.db1 = 0
+    }
+
+    @inline(__always)
+    private func forEachActive(_ body: (Int) -> Void) {
+        for n in 0..<activeCount { body(Int(activeList[n])) }
+    }
+
+    private func noteOn(channel c: Int, key: UInt8, velocity: UInt8) {
+        // A key struck again releases what it still sounds, pedals permitting (as FluidSynth).
+        forEachActive { i in
+            if voices[i].state == .playing, Int(voices[i].channel) == c, voices[i].noteKey == key,
+               !voices[i].released, !voices[i].sustained {
+                noteOffVoice(i)
+            }
+        }
+        let p = Int(channels[c].preset)
+        guard p >= 0 else { return }
+        noteSerial &+= 1
+        let (start, count) = compiled.presetRegions[p]
+        for r in Int(start)..<Int(start + count) {
+            let region = compiled.regions + r
+            guard key >= region.pointee.keyLow, key <= region.pointee.keyHigh,
+                  velocity >= region.pointee.velocityLow, velocity <= region.pointee.velocityHigh else { continue }
+            startVoice(channel: c, key: key, velocity: velocity, region: r)
+        }
+    }
+
+    // MARK: Voice setup
+
+    /// Fills ``effective`` with the region's generators plus its modulators' contributions
+    /// for voice `i`.
+    private func computeEffective(_ i: Int) {
+        let v = voices + i
+        let region = compiled.regions + Int(v.pointee.region)
+        let base = compiled.generators + Int(region.pointee.generatorOffset)
+        effective.update(from: base, count: SoundFontGenerator.count)
+        // FluidSynth (after the EMU hardware) scales the bank's attenuation by 0.4.
+        effective[SoundFontGenerator.initialAttenuation.rawValue] *= 0.4
+        let c = Int(v.pointee.channel)
+        let mods = compiled.modulators + Int(region.pointee.modulatorStart)
+        for m in 0..<Int(region.pointee.modulatorCount) {
+            let mod = mods + m
+            guard mod.pointee.source.isValid, mod.pointee.amountSource.isValid, !mod.pointee.source.isNone else { continue }
+            let v1 = sourceValue(mod.pointee.source, channel: c, voice: v)
+            let v2 = mod.pointee.amountSource.isNone ? 1 : sourceValue(mod.pointee.amountSource, channel: c, voice: v)
+            var value = v1 * v2 * mod.pointee.amount
+            if mod.pointee.absolute { value = abs(value) }
+            effective[Int(mod.pointee.destination)] += value
+        }
+    }
+
+    @inline(__always)
+    private func sourceValue(_ s: ModulatorSource, channel c: Int, voice v: UnsafeMutablePointer<SamplerVoice>) -> Float {
+        let raw: Float
+        var range: Float = 128
+        if s.isCC {
+            raw = Float(controllers[c * 128 + Int(s.index)])
+        } else {
+            switch s.index {
+            case 2: raw = v.pointee.velocity
+            case 3: raw = v.pointee.key
+            case 10: raw = Float(polyPressure[c * 128 + Int(v.pointee.noteKey)])
+            case 13: raw = channels[c].channelPressure
+            case 14:
+                raw = channels[c].pitchWheel
+                range = 16_384
+            case 16:
+                // Normalised by 127 so that the default modulator's 12700 cents give exactly
+                // 100 cents per semitone of range.
+                raw = channels[c].bendRange
+                range = 127
+            default: raw = 0
+            }
+        }
+        return tables.transform(s, value: raw, range: range)
+    }
+
+    private func startVoice(channel c: Int, key: UInt8, velocity: UInt8, region r: Int) {
+        let base = compiled.generators + Int(compiled.regions[r].generatorOffset)
+        let sampleIndex = Int(compiled.regions[r].sampleIndex)
+        guard sampleIndex >= 0, sampleIndex < compiled.sampleCount, compiled.words != nil else { return }
+        let exclusive = Int32(base[SoundFontGenerator.exclusiveClass.rawValue])
+        if exclusive != 0 {
+            // Cut the class's earlier voices on this channel, not the ones this note-on starts.
+            forEachActive { i in
+                let v = voices + i
+                if v.pointee.state == .playing, Int(v.pointee.channel) == c, v.pointee.exclusiveClass == exclusive,
+                   v.pointee.noteID != noteSerial {
+                    killExclusive(i)
+                }
+            }
+        }
+        enforceLimit(leavingRoomForOne: true)
+        let i = takeSlot()
+        serial &+= 1
+        let v = voices + i
+        v.pointee = SamplerVoice()
+        v.pointee.state = .playing
+        v.pointee.channel = UInt8(c)
+        v.pointee.noteKey = key
+        v.pointee.region = Int32(r)
+        v.pointee.serial = serial
+        v.pointee.noteID = noteSerial
+        v.pointee.startFrame = position
+        v.pointee.exclusiveClass = exclusive
+        let forcedKey = base[SoundFontGenerator.keyNumber.rawValue]
+        let forcedVelocity = base[SoundFontGenerator.velocity.rawValue]
+        v.pointee.key = forcedKey >= 0 && forcedKey <= 127 ? forcedKey : Float(key)
+        v.pointee.velocity = forcedVelocity >= 1 && forcedVelocity <= 127 ? forcedVelocity : Float(velocity)
+        v.pointee.controlSerial = channels[c].serial
+        computeEffective(i)
+        setUpVoice(v, sampleIndex: sampleIndex)
+        applyModulatedValues(v)
+        v.pointee.volumeEnvelope.step()
+        v.pointee.modulationEnvelope.step()
+        updateDynamics(v, frame: position)
+    }
+
+    /// Fast release of a voice cut by a newer note of its exclusive class (FluidSynth's
+    /// -200 timecent release).
+    private func killExclusive(_ i: Int) {
+        let v = voices + i
+        v.pointee.exclusiveClass = 0
+        let steps = 1 + UInt32(sampleRate * SoundFontUnits.seconds(timecents: -200) / Double(Self.controlInterval))
+        v.pointee.volumeEnvelope.release = EnvelopeSegment(count: steps, coefficient: 1, increment: -1 / Float(steps),
+                                                          minimum: 0, maximum: 1)
+        v.pointee.modulationEnvelope.release = EnvelopeSegment(count: steps, coefficient: 1, increment: -1 / Float(steps),
+                                                              minimum: 0, maximum: 2)
+        v.pointee.released = false
+        v.pointee.sustained = false
+        v.pointee.sostenuto = false
+        release(i)
+    }
+
+    /// Sample points, loop, root pitch and envelopes: what is fixed when a voice starts.
+    private func setUpVoice(_ v: UnsafeMutablePointer<SamplerVoice>, sampleIndex: Int) {
+        let e = effective
+        let s = compiled.samples[sampleIndex]
+        func g(_ gen: SoundFontGenerator) -> Float { e[gen.rawValue] }
+        func offset(_ fine: SoundFontGenerator, _ coarse: SoundFontGenerator) -> Int {
+            Int(g(fine)) + 32_768 * Int(g(coarse))
+        }
+        let lastWord = compiled.wordCount
+        var start = min(max(s.start + offset(.startAddressOffset, .startAddressCoarseOffset), 0), lastWord)
+        var end = min(max(s.end + offset(.endAddressOffset, .endAddressCoarseOffset), 0), lastWord)
+        // Keep the points inside the sample's own data, as FluidSynth does.
+        start = min(max(start, s.start), s.end)
+        end = min(max(end, s.start), s.end)
+        if start > end { swap(&start, &end) }
+        var loopStart = s.loopStart + offset(.startLoopAddressOffset, .startLoopAddressCoarseOffset)
+        var loopEnd = s.loopEnd + offset(.endLoopAddressOffset, .endLoopAddressCoarseOffset)
+        loopStart = min(max(loopStart, s.start), s.end)
+        loopEnd = min(max(loopEnd, s.start), s.end)
+        if loopStart > loopEnd { swap(&loopStart, &loopEnd) }
+        var mode = Int32(g(.sampleModes)) & 3
+        if mode == 2 { mode = 0 }
+        if loopEnd - loopStart < 2 { mode = 0 }
+        v.pointee.start = start
+        v.pointee.end = end
+        v.pointee.loopStart = loopStart
+        v.pointee.loopEnd = loopEnd
+        v.pointee.loopMode = mode
+        v.pointee.phase = Int64(start) << 32
+        if end - start < 1 { v.pointee.state = .fading; v.pointee.fadeRemaining = 0 }
+        v.pointee.sampleRatio = s.sampleRate / sampleRate
+        let overridingRoot = g(.overridingRootKey)
+        let rootKey = overridingRoot >= 0 && overridingRoot <= 127 ? Double(overridingRoot) : Double(s.originalPitch)
+        v.pointee.rootPitch = rootKey * 100 - Double(s.pitchCorrection)
+
+        // Envelopes, in control steps.
+        let rate = sampleRate / Double(Self.controlInterval)
+        let key = Double(v.pointee.key)
+        func steps(_ tc: Float, _ low: Double, _ high: Double) -> UInt32 {
+            UInt32(rate * SoundFontUnits.seconds(timecents: min(max(Double(tc), low), high)))
+        }
+        func holdDecay(_ time: SoundFontGenerator, _ keyScale: SoundFontGenerator, isDecay: Bool) -> UInt32 {
+            var tc = Double(g(time)) + Double(g(keyScale)) * (60 - key)
+            if isDecay {
+                tc = min(tc, 8000)
+            } else {
+                tc = min(tc, 5000)
+                if tc <= -32_768 { return 0 }
+            }
+            tc = max(tc, -12_000)
+            return UInt32(rate * SoundFontUnits.seconds(timecents: tc) + 0.5)
+        }
+        v.pointee.volumeEnvelope.configure(
+            delaySteps: steps(g(.delayVolEnv), -12_000, 5000),
+            attackSteps: 1 + steps(g(.attackVolEnv), -12_000, 8000),
+            holdSteps: holdDecay(.holdVolEnv, .keyNumberToVolEnvHold, isDecay: false),
+            decaySteps: holdDecay(.decayVolEnv, .keyNumberToVolEnvDecay, isDecay: true),
+            sustainValue: min(max(1 - 0.001 * g(.sustainVolEnv), 0), 1),
+            // FluidSynth never releases faster than -7200 timecents (15 ms), which avoids clicks.
+            releaseSteps: 1 + steps(g(.releaseVolEnv), -7200, 8000),
+            releaseMaximum: 1)
+        v.pointee.modulationEnvelope.configure(
+            delaySteps: steps(g(.delayModEnv), -12_000, 5000),
+            attackSteps: 1 + steps(g(.attackModEnv), -12_000, 8000),
+            holdSteps: holdDecay(.holdModEnv, .keyNumberToModEnvHold, isDecay: false),
+            decaySteps: holdDecay(.decayModEnv, .keyNumberToModEnvDecay, isDecay: true),
+            sustainValue: min(max(1 - 0.001 * g(.sustainModEnv), 0), 1),
+            releaseSteps: 1 + steps(g(.releaseModEnv), -12_000, 8000),
+            releaseMaximum: 2)
+        func delayFrames(_ gen: SoundFontGenerator) -> Int64 {
+            Int64(sampleRate * SoundFontUnits.seconds(timecents: min(max(Double(g(gen)), -12_000), 5000)))
+        }
+        v.pointee.modLFODelay = delayFrames(.delayModLFO)
+        v.pointee.vibLFODelay = delayFrames(.delayVibLFO)
+        v.pointee.minimumAttenuation = min(max(g(.initialAttenuation), 0), 1440)
+    }
+
+    /// Values that follow modulator sources during the note: pitch, level, pan, sends,
+    /// filter, LFO and envelope depths and LFO rates. Reads ``effective``.
+    private func applyModulatedValues(_ v: UnsafeMutablePointer<SamplerVoice>) {
+        let e = effective
+        func g(_ gen: SoundFontGenerator) -> Float { e[gen.rawValue] }
+        let key = Double(v.pointee.key)
+        let root = v.pointee.rootPitch
+        let scale = Double(g(.scaleTuning))
+        v.pointee.pitch = scale * (key - root / 100) + root + 100 * Double(g(.coarseTune)) + Double(g(.fineTune))
+        v.pointee.attenuation = min(max(g(.initialAttenuation), 0), 1440)
+        let pan = min(max(g(.pan), -500), 500)
+        v.pointee.panLeft = Float(sin(Double(500 - pan) / 1000 * Double.pi / 2))
+        v.pointee.panRight = Float(sin(Double(500 + pan) / 1000 * Double.pi / 2))
+        v.pointee.reverbSend = min(max(g(.reverbEffectsSend) / 1000, 0), 1)
+        v.pointee.chorusSend = min(max(g(.chorusEffectsSend) / 1000, 0), 1)
+        v.pointee.filterCents = g(.initialFilterCutoff)
+        let qDB = min(max(g(.initialFilterQ) / 10, 0), 96) - 3.01
+        v.pointee.filterQ = Float(pow(10, Double(qDB) / 20))
+        v.pointee.filterGain = 1 / v.pointee.filterQ.squareRoot()
+        v.pointee.modLFOToPitch = min(max(g(.modLFOToPitch), -12_000), 12_000)
+        v.pointee.vibLFOToPitch = min(max(g(.vibLFOToPitch), -12_000), 12_000)
+        v.pointee.modEnvToPitch = min(max(g(.modEnvToPitch), -12_000), 12_000)
+        v.pointee.modLFOToFilter = min(max(g(.modLFOToFilterCutoff), -12_000), 12_000)
+        v.pointee.modEnvToFilter = min(max(g(.modEnvToFilterCutoff), -12_000), 12_000)
+        v.pointee.modLFOToVolume = min(max(g(.modLFOToVolume), -960), 960)
+        v.pointee.modLFOFrequency = SoundFontUnits.hertz(absoluteCents: min(max(Double(g(.freqModLFO)), -16_000), 4500)) / sampleRate
+        v.pointee.vibLFOFrequency = SoundFontUnits.hertz(absoluteCents: min(max(Double(g(.freqVibLFO)), -16_000), 4500)) / sampleRate
+    }
+
+    // MARK: Voice pool
+
+    private func takeSlot() -> Int {
+        if freeCount == 0 {
+            // Even the fade reserve is full: cut the fading voice closest to silence.
+            var victim = -1
+            forEachActive { i in
+                if victim < 0 || voices[i].fadeRemaining < voices[victim].fadeRemaining { victim = i }
+            }
+            removeActive(victim)
+        }
+        freeCount -= 1
+        let i = Int(freeList[freeCount])
+        activeList[activeCount] = Int32(i)
+        activeCount += 1
+        return i
+    }
+
+    private func removeActive(_ slot: Int) {
+        for n in 0..<activeCount where Int(activeList[n]) == slot {
+            activeList[n] = activeList[activeCount - 1]
+            activeCount -= 1
+            break
+        }
+        voices[slot].state = .off
+        freeList[freeCount] = Int32(slot)
+        freeCount += 1
+    }
+
+    /// Steals voices until fewer than the limit are counted (one fewer when a voice is about
+    /// to start).
+    private func enforceLimit(leavingRoomForOne: Bool) {
+        let limit = Int(table[Parameter.voiceLimit]) - (leavingRoomForOne ? 1 : 0)
+        var counted = 0
+        forEachActive { i in if voices[i].isCounted { counted += 1 } }
+        while counted > limit {
+            var victim = -1
+            var best = Double.infinity
+            forEachActive { i in
+                guard voices[i].isCounted else { return }
+                let p = stealPriority(i)
+                if p < best { best = p; victim = i }
+            }
+            guard victim >= 0 else { return }
+            beginFade(victim)
+            counted -= 1
+        }
+    }
+
+    /// Lower is stolen first: released voices by their level (quietest first), then held
+    /// voices by age (oldest first).
+    private func stealPriority(_ i: Int) -> Double {
+        let v = voices + i
+        if v.pointee.released {
+            let level = Double(abs(v.pointee.gainL) + abs(v.pointee.gainR)) / Double(masterGain)
+            return -2 + min(level, 1)
+        }
+        return Double(v.pointee.serial)
+    }
+
+    // MARK: Control rate
+
+    /// Recomputes voice `v`'s pitch, filter and gain targets for the control step at `frame`.
+    private func updateDynamics(_ v: UnsafeMutablePointer<SamplerVoice>, frame: Int64) {
+        let interval = Float(Self.controlInterval)
+        let volumeEnvelope = v.pointee.volumeEnvelope
+        if volumeEnvelope.section == .finished {
+            v.pointee.state = .fading
+            v.pointee.fadeRemaining = 0
+            return
+        }
+        let elapsed = frame - v.pointee.startFrame
+        let modLFO = lfoValue(elapsed - v.pointee.modLFODelay, v.pointee.modLFOFrequency)
+        let vibLFO = lfoValue(elapsed - v.pointee.vibLFODelay, v.pointee.vibLFOFrequency)
+        let modEnvelope = v.pointee.modulationEnvelope.section == .attack
+            ? tables.lookup(tables.convex, 127 * v.pointee.modulationEnvelope.value)
+            : v.pointee.modulationEnvelope.value
+
+        // Pitch.
+        let cents = v.pointee.pitch + Double(modLFO * v.pointee.modLFOToPitch + vibLFO * v.pointee.vibLFOToPitch
+                                             + modEnvelope * v.pointee.modEnvToPitch)
+        let ratio = exp2((cents - v.pointee.rootPitch) / 1200) * v.pointee.sampleRatio
+        v.pointee.increment = max(1, Int64(min(ratio, 256) * 4_294_967_296))
+
+        // Filter: FluidSynth's RBJ low-pass with the cutoff limited to 1500...13500 cents,
+        // 5 Hz...0.45 x the sample rate, and the gain lowered by half the resonance peak.
+        let fcCents = min(max(Double(v.pointee.filterCents + modLFO * v.pointee.modLFOToFilter
+                                     + modEnvelope * v.pointee.modEnvToFilter), 1500), 13_500)
+        let fc = min(max(SoundFontUnits.hertz(absoluteCents: fcCents), 5), 0.45 * sampleRate)
+        let omega = 2 * Double.pi * fc / sampleRate
+        let sinW = Float(sin(omega)), cosW = Float(cos(omega))
+        let alpha = sinW / (2 * v.pointee.filterQ)
+        let a0Inverse = 1 / (1 + alpha)
+        let tb1 = (1 - cosW) * a0Inverse * v.pointee.filterGain
+        let tb02 = tb1 * 0.5
+        let ta1 = -2 * cosW * a0Inverse
+        let ta2 = (1 - alpha) * a0Inverse
+        if v.pointee.filterStarted {
+            v.pointee.db02 = (tb02 - v.pointee.b02) / interval
+            v.pointee.db1 = (tb1 - v.pointee.b1) / interval
+            v.pointee.da1 = (ta1 - v.pointee.a1) / interval
+            v.pointee.da2 = (ta2 - v.pointee.a2) / interval
+        } else {
+            v.pointee.filterStarted = true
+            v.pointee.b02 = tb02
+            v.pointee.b1 = tb1
+            v.pointee.a1 = ta1
+            v.pointee.a2 = ta2
+        }
+
+        // Amplitude: linear in the attack, dB-linear after it (96 dB across the value range).
+        let lfoCentibels = -modLFO * v.pointee.modLFOToVolume
+        var amplitude: Float
+        switch volumeEnvelope.section {
+        case .delay:
+            amplitude = 0
+        case .attack:
+            amplitude = SoundFontUnits.amplitude(centibels: v.pointee.attenuation + lfoCentibels) * volumeEnvelope.value
+        default:
+            amplitude = SoundFontUnits.amplitude(centibels: v.pointee.attenuation + 960 * (1 - volumeEnvelope.value) + lfoCentibels)
+            if SoundFontUnits.amplitude(centibels: v.pointee.minimumAttenuation) * volumeEnvelope.value < Self.noiseFloor {
+                v.pointee.state = .fading
+                v.pointee.fadeRemaining = 0
+                return
+            }
+        }
+        amplitude *= masterGain
+        v.pointee.stepL = (amplitude * v.pointee.panLeft - v.pointee.gainL) / interval
+        v.pointee.stepR = (amplitude * v.pointee.panRight - v.pointee.gainR) / interval
+        v.pointee.stepReverb = (amplitude * v.pointee.reverbSend - v.pointee.gainReverb) / interval
+        v.pointee.stepChorus = (amplitude * v.pointee.chorusSend - v.pointee.gainChorus) / interval
+    }
+
+    /// FluidSynth's triangle LFO: starts at 0 rising, peaks of +-1; 0 during its delay.
+    @inline(__always)
+    private func lfoValue(_ frames: Int64, _ frequency: Double) -> Float {
+        guard frames > 0 else { return 0 }
+        var p = Double(frames) * frequency
+        p -= p.rounded(.down)
+        let x = Float(p)
+        if x < 0.25 { return 4 * x }
+        if x < 0.75 { return 2 - 4 * x }
+        return 4 * x - 4
+    }
+
+    private func controlStep(frame: Int64) {
+        for n in 0..<activeCount {
+            let v = voices + Int(activeList[n])
+            guard v.pointee.state == .playing else { continue }
+            let c = Int(v.pointee.channel)
+            if v.pointee.controlSerial != channels[c].serial {
+                v.pointee.controlSerial = channels[c].serial
+                computeEffective(Int(activeList[n]))
+                applyModulatedValues(v)
+            }
+            v.pointee.volumeEnvelope.step()
+            v.pointee.modulationEnvelope.step()
+            updateDynamics(v, frame: frame)
+        }
+    }
+
+    // MARK: Render
+
+    public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        output.clear(frameCount: frameCount)
+        guard let reverbSend = reverbSendBuffer, let chorusSend = chorusSendBuffer, let wet else { return }
+        let reverbOn = table[Parameter.reverbLevel] > 0
+        let chorusOn = table[Parameter.chorusLevel] > 0
+        reverbSend.update(repeating: 0, count: frameCount)
+        chorusSend.update(repeating: 0, count: frameCount)
+        let interval = Int64(Self.controlInterval)
+        var done = 0
+        while done < frameCount {
+            let frame = startFrame + Int64(done)
+            let intoGrid = Int(((frame % interval) + interval) % interval)
+            if intoGrid == 0 {
+                position = frame
+                controlStep(frame: frame)
+            }
+            let count = min(frameCount - done, Self.controlInterval - intoGrid)
+            var kept = 0
+            for n in 0..<activeCount {
+                let i = Int(activeList[n])
+                renderVoice(voices + i, count: count, left: output.left + done, right: output.right + done,
+                            reverb: reverbOn ? reverbSend + done : nil, chorus: chorusOn ? chorusSend + done : nil)
+                if voices[i].state != .off {
+                    activeList[kept] = Int32(i)
+                    kept += 1
+                } else {
+                    freeList[freeCount] = Int32(i)
+                    freeCount += 1
+                }
+            }
+            activeCount = kept
+            done += count
+        }
+        position = startFrame + Int64(frameCount)
+        // The effects run even when no voice sounds, so their tails ring out.
+        if reverbOn {
+            effectInput.pointee = StereoBuffer(left: reverbSend, right: reverbSend)
+            reverb.render(startFrame: startFrame, frameCount: frameCount, inputs: UnsafeBufferPointer(start: effectInput, count: 1),
+                          output: wet)
+            for f in 0..<frameCount {
+                output.left[f] += wet.left[f]
+                output.right[f] += wet.right[f]
+            }
+        }
+        if chorusOn {
+            effectInput.pointee = StereoBuffer(left: chorusSend, right: chorusSend)
+            chorus.render(startFrame: startFrame, frameCount: frameCount, inputs: UnsafeBufferPointer(start: effectInput, count: 1),
+                          output: wet)
+            for f in 0..<frameCount {
+                output.left[f] += wet.left[f]
+                output.right[f] += wet.right[f]
+            }
+        }
+    }
+
+    /// Renders `count` frames (within one control interval) of voice `v`, adding into the
+    /// outputs; marks the voice off when its sample, envelope or fade ends.
+    @inline(__always)
+    private func renderVoice(_ v: UnsafeMutablePointer<SamplerVoice>, count requested: Int,
+                             left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
+                             reverb: UnsafeMutablePointer<Float>?, chorus: UnsafeMutablePointer<Float>?) {
+        var count = requested
+        if v.pointee.state == .fading {
+            count = min(count, v.pointee.fadeRemaining)
+            v.pointee.fadeRemaining -= count
+            if count == 0 {
+                v.pointee.state = .off
+                return
+            }
+        } else if v.pointee.volumeEnvelope.section == .delay {
+            return
+        }
+        let produced = interpolate(v, count: count)
+        mix(v, count: produced, left: left, right: right, reverb: reverb, chorus: chorus)
+        if produced < count || (v.pointee.state == .fading && v.pointee.fadeRemaining == 0) {
+            v.pointee.state = .off
+        }
+    }
+
+    /// Reads `count` interpolated sample points into ``mono``; returns fewer when an
+    /// unlooped sample ends.
+    @inline(__always)
+    private func interpolate(_ v: UnsafeMutablePointer<SamplerVoice>, count: Int) -> Int {
+        guard let words = compiled.words else { return 0 }
+        let low = compiled.lowBytes
+        var phase = v.pointee.phase
+        let increment = v.pointee.increment
+        let start = v.pointee.start, end = v.pointee.end
+        let loopStart = v.pointee.loopStart, loopEnd = v.pointee.loopEnd
+        let looping = v.pointee.loopMode == 1 || (v.pointee.loopMode == 3 && !v.pointee.released)
+        var hasLooped = v.pointee.hasLooped
+        let limit = looping ? loopEnd : end
+        let loopLength = Int64(loopEnd - loopStart) << 32
+        let out = mono
+        var produced = 0
+        while produced < count {
+            let index = Int(phase >> 32)
+            if looping && index >= loopEnd {
+                phase -= loopLength
+                hasLooped = true
+                continue
+            }
+            if !looping && index >= end { break }
+            let lowGuard = (looping && hasLooped ? loopStart : start) + 1
+            if index >= lowGuard && index + 2 < limit {
+                // Fast run: every point of the next n outputs lies inside the data.
+                let maximumPhase = Int64(limit - 2) << 32
+                var n = Int((maximumPhase - phase + increment - 1) / increment)
+                n = min(n, count - produced)
+                if low == nil {
+                    for k in 0..<n {
+                        let p = words + Int(phase >> 32) - 1
+                        let x = Float(UInt32(truncatingIfNeeded: phase)) * 2.328_306_4e-10
+                        let s0 = Float(p[0]), s1 = Float(p[1]), s2 = Float(p[2]), s3 = Float(p[3])
+                        let c0 = x * (-0.5 + x * (1 - 0.5 * x))
+                        let c1 = 1 + x * x * (1.5 * x - 2.5)
+                        let c2 = x * (0.5 + x * (2 - 1.5 * x))
+                        let c3 = 0.5 * x * x * (x - 1)
+                        out[produced + k] = c0 * s0 + c1 * s1 + c2 * s2 + c3 * s3
+                        phase += increment
+                    }
+                } else {
+                    for k in 0..<n {
+                        let j = Int(phase >> 32)
+                        let x = Float(UInt32(truncatingIfNeeded: phase)) * 2.328_306_4e-10
+                        out[produced + k] = cubic(x, point(j - 1), point(j), point(j + 1), point(j + 2))
+                        phase += increment
+                    }
+                }
+                produced += n
+            } else {
+                // Near an edge: fetch each point through the loop or the sample's bounds.
+                func at(_ j: Int) -> Float {
+                    var k = j
+                    if looping {
+                        if k >= loopEnd { k -= loopEnd - loopStart }
+                        if hasLooped && k < loopStart { k += loopEnd - loopStart }
+                    } else if k >= end {
+                        return 0
+                    }
+                    if k < start { k = start }
+                    return point(min(k, end - 1))
+                }
+                let x = Float(UInt32(truncatingIfNeeded: phase)) * 2.328_306_4e-10
+                out[produced] = cubic(x, at(index - 1), at(index), at(index + 1), at(index + 2))
+                phase += increment
+                produced += 1
+            }
+        }
+        v.pointee.phase = phase
+        v.pointee.hasLooped = hasLooped
+        return produced
+    }
+
+    /// Sample point `j` as a 16-bit-scaled float (24-bit banks add their low byte).
+    @inline(__always)
+    private func point(_ j: Int) -> Float {
+        guard let words = compiled.words else { return 0 }
+        if let low = compiled.lowBytes {
+            return Float(Int32(words[j]) << 8 | Int32(low[j])) * (1 / 256)
+        }
+        return Float(words[j])
+    }
+
+    @inline(__always)
+    private func cubic(_ x: Float, _ s0: Float, _ s1: Float, _ s2: Float, _ s3: Float) -> Float {
+        let c0 = x * (-0.5 + x * (1 - 0.5 * x))
+        let c1 = 1 + x * x * (1.5 * x - 2.5)
+        let c2 = x * (0.5 + x * (2 - 1.5 * x))
+        let c3 = 0.5 * x * x * (x - 1)
+        return c0 * s0 + c1 * s1 + c2 * s2 + c3 * s3
+    }
+
+    /// Filters ``mono`` and adds it, with the ramping gains, into the outputs and sends.
+    @inline(__always)
+    private func mix(_ v: UnsafeMutablePointer<SamplerVoice>, count: Int, left: UnsafeMutablePointer<Float>,
+                     right: UnsafeMutablePointer<Float>, reverb: UnsafeMutablePointer<Float>?,
+                     chorus: UnsafeMutablePointer<Float>?) {
+        var h1 = v.pointee.history1, h2 = v.pointee.history2
+        var b02 = v.pointee.b02, b1 = v.pointee.b1, a1 = v.pointee.a1, a2 = v.pointee.a2
+        let db02 = v.pointee.db02, db1 = v.pointee.db1, da1 = v.pointee.da1, da2 = v.pointee.da2
+        var gl = v.pointee.gainL, gr = v.pointee.gainR
+        let sl = v.pointee.stepL, sr = v.pointee.stepR
+        let x = mono
+        for k in 0..<count {
+            let centre = x[k] - a1 * h1 - a2 * h2
+            let y = b02 * (centre + h2) + b1 * h1
+            h2 = h1
+            h1 = centre
+            b02 += db02
+            b1 += db1
+            a1 += da1
+            a2 += da2
+            x[k] = y
+            left[k] += y * gl
+            right[k] += y * gr
+            gl += sl
+            gr += sr
+        }
+        if let reverb {
+            var g = v.pointee.gainReverb
+            let s = v.pointee.stepReverb
+            for k in 0..<count {
+                reverb[k] += x[k] * g
+                g += s
+            }
+        }
+        if let chorus {
+            var g = v.pointee.gainChorus
+            let s = v.pointee.stepChorus
+            for k in 0..<count {
+                chorus[k] += x[k] * g
+                g += s
+            }
+        }
+        // Sends that are switched off still advance, so switching them on later is smooth.
+        v.pointee.gainReverb += v.pointee.stepReverb * Float(count)
+        v.pointee.gainChorus += v.pointee.stepChorus * Float(count)
+        // Denormal guard: a silent filter tail would otherwise slow every later sample.
+        if abs(h1) < 1e-20 { h1 = 0 }
+        if abs(h2) < 1e-20 { h2 = 0 }
+        v.pointee.history1 = h1
+        v.pointee.history2 = h2
+        v.pointee.b02 = b02
+        v.pointee.b1 = b1
+        v.pointee.a1 = a1
+        v.pointee.a2 = a2
+        v.pointee.gainL = gl
+        v.pointee.gainR = gr
+    }
+}
+
+extension UInt8 {
+    var asInt: Int { Int(self) }
+}
