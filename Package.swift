@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "SoundFont"),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
-        .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "MIDI"]),
+        .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI"]),
         .executableTarget(
             name: "tactus",
             dependencies: [

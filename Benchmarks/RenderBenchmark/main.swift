@@ -49,7 +49,7 @@ for name in files {
     var voiceSum = 0, blocks = 0
     let start = clock.now
     let stats = try renderer.render(blockSize: blockSize) { _, _, _ in
-        voiceSum += defaults.instrument.activeVoiceCount
+        voiceSum += defaults.activeVoiceCount
         blocks += 1
     }
     let elapsed = seconds(clock.now - start)
