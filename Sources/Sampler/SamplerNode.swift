@@ -222,6 +222,14 @@ public final class SamplerNode: AudioNode {
     /// Number of voices sounding, including ones fading out after a steal.
     public var activeVoiceCount: Int { activeCount }
 
+    /// The sounding voices' keys and states, for tests (allocates).
+    func voiceSummary() -> [(key: UInt8, channel: UInt8, fading: Bool, released: Bool)] {
+        (0..<activeCount).map { n in
+            let v = voices[Int(activeList[n])]
+            return (v.noteKey, v.channel, v.state == .fading, v.released)
+        }
+    }
+
     // MARK: MIDI
 
     public func receive(_ message: MIDIMessage, atFrame frame: Int64) {
@@ -397,6 +405,10 @@ public final class SamplerNode: AudioNode {
         v.pointee.fadeRemaining = fadeFrames
         v.pointee.stepL = -v.pointee.gainL / n
         v.pointee.stepR = -v.pointee.gainR / n
+        let ramped = Float(v.pointee.sendRampFrame)
+        v.pointee.gainReverb += v.pointee.stepReverb * ramped
+        v.pointee.gainChorus += v.pointee.stepChorus * ramped
+        v.pointee.sendRampFrame = 0
         v.pointee.stepReverb = -v.pointee.gainReverb / n
         v.pointee.stepChorus = -v.pointee.gainChorus / n
         v.pointee.da1 = 0
@@ -714,6 +726,9 @@ public final class SamplerNode: AudioNode {
             v.pointee.fadeRemaining = 0
             return
         }
+        // Denormal guard on the grid: a silent filter tail would otherwise slow every sample.
+        if abs(v.pointee.history1) < 1e-20 { v.pointee.history1 = 0 }
+        if abs(v.pointee.history2) < 1e-20 { v.pointee.history2 = 0 }
         let elapsed = frame - v.pointee.startFrame
         let modLFO = lfoValue(elapsed - v.pointee.modLFODelay, v.pointee.modLFOFrequency)
         let vibLFO = lfoValue(elapsed - v.pointee.vibLFODelay, v.pointee.vibLFOFrequency)
@@ -772,6 +787,10 @@ public final class SamplerNode: AudioNode {
         amplitude *= masterGain
         v.pointee.stepL = (amplitude * v.pointee.panLeft - v.pointee.gainL) / interval
         v.pointee.stepR = (amplitude * v.pointee.panRight - v.pointee.gainR) / interval
+        let ramped = Float(v.pointee.sendRampFrame)
+        v.pointee.gainReverb += v.pointee.stepReverb * ramped
+        v.pointee.gainChorus += v.pointee.stepChorus * ramped
+        v.pointee.sendRampFrame = 0
         v.pointee.stepReverb = (amplitude * v.pointee.reverbSend - v.pointee.gainReverb) / interval
         v.pointee.stepChorus = (amplitude * v.pointee.chorusSend - v.pointee.gainChorus) / interval
     }
@@ -938,19 +957,11 @@ public final class SamplerNode: AudioNode {
                 produced += n
             } else {
                 // Near an edge: fetch each point through the loop or the sample's bounds.
-                func at(_ j: Int) -> Float {
-                    var k = j
-                    if looping {
-                        if k >= loopEnd { k -= loopEnd - loopStart }
-                        if hasLooped && k < loopStart { k += loopEnd - loopStart }
-                    } else if k >= end {
-                        return 0
-                    }
-                    if k < start { k = start }
-                    return point(min(k, end - 1))
-                }
                 let x = Float(UInt32(truncatingIfNeeded: phase)) * 2.328_306_4e-10
-                out[produced] = cubic(x, at(index - 1), at(index), at(index + 1), at(index + 2))
+                let edge = Edge(start: start, end: end, loopStart: loopStart, loopEnd: loopEnd, looping: looping,
+                                hasLooped: hasLooped)
+                out[produced] = cubic(x, edgePoint(index - 1, edge), edgePoint(index, edge), edgePoint(index + 1, edge),
+                                      edgePoint(index + 2, edge))
                 phase += increment
                 produced += 1
             }
@@ -958,6 +969,26 @@ public final class SamplerNode: AudioNode {
         v.pointee.phase = phase
         v.pointee.hasLooped = hasLooped
         return produced
+    }
+
+    private struct Edge {
+        var start: Int, end: Int, loopStart: Int, loopEnd: Int
+        var looping: Bool, hasLooped: Bool
+    }
+
+    /// Point `j` near an edge: past the loop end it wraps to the loop start (and before the
+    /// loop start once looped, back to the loop end); past an unlooped end it is silence.
+    @inline(__always)
+    private func edgePoint(_ j: Int, _ e: Edge) -> Float {
+        var k = j
+        if e.looping {
+            if k >= e.loopEnd { k -= e.loopEnd - e.loopStart }
+            if e.hasLooped && k < e.loopStart { k += e.loopEnd - e.loopStart }
+        } else if k >= e.end {
+            return 0
+        }
+        if k < e.start { k = e.start }
+        return point(min(k, e.end - 1))
     }
 
     /// Sample point `j` as a 16-bit-scaled float (24-bit banks add their low byte).
@@ -1000,33 +1031,24 @@ public final class SamplerNode: AudioNode {
             a1 += da1
             a2 += da2
             x[k] = y
-            left[k] += y * gl
-            right[k] += y * gr
+            // Step first, so a note's first frame is already heard (its onset is exact).
             gl += sl
             gr += sr
+            left[k] += y * gl
+            right[k] += y * gr
         }
+        // Send gains are a function of the frames since the last control step, so a send
+        // that is switched off can skip its loop and still be where it should afterwards.
+        let rampFrame = v.pointee.sendRampFrame
         if let reverb {
-            var g = v.pointee.gainReverb
-            let s = v.pointee.stepReverb
-            for k in 0..<count {
-                reverb[k] += x[k] * g
-                g += s
-            }
+            let base = v.pointee.gainReverb, s = v.pointee.stepReverb
+            for k in 0..<count { reverb[k] += x[k] * (base + s * Float(rampFrame + k + 1)) }
         }
         if let chorus {
-            var g = v.pointee.gainChorus
-            let s = v.pointee.stepChorus
-            for k in 0..<count {
-                chorus[k] += x[k] * g
-                g += s
-            }
+            let base = v.pointee.gainChorus, s = v.pointee.stepChorus
+            for k in 0..<count { chorus[k] += x[k] * (base + s * Float(rampFrame + k + 1)) }
         }
-        // Sends that are switched off still advance, so switching them on later is smooth.
-        v.pointee.gainReverb += v.pointee.stepReverb * Float(count)
-        v.pointee.gainChorus += v.pointee.stepChorus * Float(count)
-        // Denormal guard: a silent filter tail would otherwise slow every later sample.
-        if abs(h1) < 1e-20 { h1 = 0 }
-        if abs(h2) < 1e-20 { h2 = 0 }
+        v.pointee.sendRampFrame = rampFrame + count
         v.pointee.history1 = h1
         v.pointee.history2 = h2
         v.pointee.b02 = b02

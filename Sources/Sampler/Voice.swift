@@ -73,6 +73,8 @@ struct SamplerVoice {
     // Output gains (amplitude times pan or send), ramping linearly to the grid's targets.
     var gainL: Float = 0, gainR: Float = 0, gainReverb: Float = 0, gainChorus: Float = 0
     var stepL: Float = 0, stepR: Float = 0, stepReverb: Float = 0, stepChorus: Float = 0
+    /// Frames since the send gains' ramp began.
+    var sendRampFrame = 0
     var fadeRemaining = 0
 
     /// Counts against the voice limit.
