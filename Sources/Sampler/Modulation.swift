@@ -120,7 +120,7 @@ enum SoundFontUnits {
     /// Centibels of attenuation to a linear amplitude.
     @inline(__always)
     static func amplitude(centibels cb: Float) -> Float {
-        Float(pow(10, Double(-cb) / 200))
+        Float(exp(Double(cb) * (-2.302_585_092_994_046 / 200)))
     }
 
     /// Timecents to seconds.

@@ -86,7 +86,20 @@ public final class SamplerNode: AudioNode {
     private let polyPressure: UnsafeMutablePointer<UInt8>
     /// Effective generator values of the voice being set up or updated.
     private let effective: UnsafeMutablePointer<Float>
-    private let mono: UnsafeMutablePointer<Float>
+    /// Interpolated points of the four voices being rendered, interleaved (one lane each).
+    private let lanes: UnsafeMutablePointer<SIMD4<Float>>
+    /// Per-frame sums of the lanes' outputs and sends, reduced once per frame.
+    private let sumL: UnsafeMutablePointer<SIMD4<Float>>
+    private let sumR: UnsafeMutablePointer<SIMD4<Float>>
+    private let sumReverb: UnsafeMutablePointer<SIMD4<Float>>
+    private let sumChorus: UnsafeMutablePointer<SIMD4<Float>>
+    /// A voice that is never active: the lanes of a group with fewer than four voices.
+    private let silentVoice: UnsafeMutablePointer<SamplerVoice>
+    /// Catmull-Rom coefficients of the 4-point interpolation by fraction, as FluidSynth
+    /// tabulates them (finer: 1024 steps).
+    private let interpolationTable: UnsafeMutablePointer<SIMD4<Float>>
+    static let fractionBits = 10
+    static let fractionShift = UInt32(32 - fractionBits)
     private var sendFrames = 0
     private var reverbSendBuffer: UnsafeMutablePointer<Float>?
     private var chorusSendBuffer: UnsafeMutablePointer<Float>?
@@ -122,8 +135,26 @@ public final class SamplerNode: AudioNode {
         polyPressure.initialize(repeating: 0, count: 16 * 128)
         effective = .allocate(capacity: SoundFontGenerator.count)
         effective.initialize(repeating: 0, count: SoundFontGenerator.count)
-        mono = .allocate(capacity: Self.controlInterval)
-        mono.initialize(repeating: 0, count: Self.controlInterval)
+        let chunk = Self.controlInterval
+        lanes = .allocate(capacity: chunk)
+        lanes.initialize(repeating: SIMD4(), count: chunk)
+        sumL = .allocate(capacity: chunk)
+        sumL.initialize(repeating: SIMD4(), count: chunk)
+        sumR = .allocate(capacity: chunk)
+        sumR.initialize(repeating: SIMD4(), count: chunk)
+        sumReverb = .allocate(capacity: chunk)
+        sumReverb.initialize(repeating: SIMD4(), count: chunk)
+        sumChorus = .allocate(capacity: chunk)
+        sumChorus.initialize(repeating: SIMD4(), count: chunk)
+        silentVoice = .allocate(capacity: 1)
+        silentVoice.initialize(to: SamplerVoice())
+        let steps = 1 << Self.fractionBits
+        interpolationTable = .allocate(capacity: steps)
+        for i in 0..<steps {
+            let x = Double(i) / Double(steps)
+            interpolationTable[i] = SIMD4(Float(x * (-0.5 + x * (1 - 0.5 * x))), Float(1 + x * x * (1.5 * x - 2.5)),
+                                          Float(x * (0.5 + x * (2 - 1.5 * x))), Float(0.5 * x * x * (x - 1)))
+        }
         effectInput = .allocate(capacity: 1)
         reverb.setParameter(ReverbNode.Parameter.width, value: 0.5)
         resetState()
@@ -139,7 +170,13 @@ public final class SamplerNode: AudioNode {
         controllers.deallocate()
         polyPressure.deallocate()
         effective.deallocate()
-        mono.deallocate()
+        lanes.deallocate()
+        sumL.deallocate()
+        sumR.deallocate()
+        sumReverb.deallocate()
+        sumChorus.deallocate()
+        silentVoice.deallocate()
+        interpolationTable.deallocate()
         effectInput.deallocate()
         freeSendBuffers()
     }
@@ -220,13 +257,16 @@ public final class SamplerNode: AudioNode {
     }
 
     /// Number of voices sounding, including ones fading out after a steal.
-    public var activeVoiceCount: Int { activeCount }
+    public var activeVoiceCount: Int {
+        var n = 0
+        for m in 0..<activeCount where voices[Int(activeList[m])].state != .off { n += 1 }
+        return n
+    }
 
     /// The sounding voices' keys and states, for tests (allocates).
     func voiceSummary() -> [(key: UInt8, channel: UInt8, fading: Bool, released: Bool)] {
-        (0..<activeCount).map { n in
-            let v = voices[Int(activeList[n])]
-            return (v.noteKey, v.channel, v.state == .fading, v.released)
+        (0..<activeCount).map { voices[Int(activeList[$0])] }.filter { $0.state != .off }.map { v in
+            (v.noteKey, v.channel, v.state == .fading, v.released)
         }
     }
 
@@ -659,10 +699,16 @@ public final class SamplerNode: AudioNode {
 
     private func takeSlot() -> Int {
         if freeCount == 0 {
-            // Even the fade reserve is full: cut the fading voice closest to silence.
+            // Even the fade reserve is full: reuse a voice that ended, else cut the fading
+            // voice closest to silence.
             var victim = -1
             forEachActive { i in
-                if victim < 0 || voices[i].fadeRemaining < voices[victim].fadeRemaining { victim = i }
+                if voices[i].state == .off { victim = i }
+            }
+            if victim < 0 {
+                forEachActive { i in
+                    if victim < 0 || voices[i].fadeRemaining < voices[victim].fadeRemaining { victim = i }
+                }
             }
             removeActive(victim)
         }
@@ -746,16 +792,26 @@ public final class SamplerNode: AudioNode {
         // 5 Hz...0.45 x the sample rate, and the gain lowered by half the resonance peak.
         let fcCents = min(max(Double(v.pointee.filterCents + modLFO * v.pointee.modLFOToFilter
                                      + modEnvelope * v.pointee.modEnvToFilter), 1500), 13_500)
-        let fc = min(max(SoundFontUnits.hertz(absoluteCents: fcCents), 5), 0.45 * sampleRate)
-        let omega = 2 * Double.pi * fc / sampleRate
-        let sinW = Float(sin(omega)), cosW = Float(cos(omega))
-        let alpha = sinW / (2 * v.pointee.filterQ)
-        let a0Inverse = 1 / (1 + alpha)
-        let tb1 = (1 - cosW) * a0Inverse * v.pointee.filterGain
-        let tb02 = tb1 * 0.5
-        let ta1 = -2 * cosW * a0Inverse
-        let ta2 = (1 - alpha) * a0Inverse
+        if fcCents != v.pointee.targetCents || v.pointee.filterQ != v.pointee.targetQ {
+            // Recomputed only when the cutoff or resonance moved.
+            v.pointee.targetCents = fcCents
+            v.pointee.targetQ = v.pointee.filterQ
+            let fc = min(max(SoundFontUnits.hertz(absoluteCents: fcCents), 5), 0.45 * sampleRate)
+            let omega = 2 * Double.pi * fc / sampleRate
+            let sinW = Float(sin(omega)), cosW = Float(cos(omega))
+            let alpha = sinW / (2 * v.pointee.filterQ)
+            let a0Inverse = 1 / (1 + alpha)
+            let b1 = (1 - cosW) * a0Inverse * v.pointee.filterGain
+            v.pointee.target = SIMD4(b1 * 0.5, b1, -2 * cosW * a0Inverse, (1 - alpha) * a0Inverse)
+        }
+        let tb02 = v.pointee.target[0], tb1 = v.pointee.target[1], ta1 = v.pointee.target[2], ta2 = v.pointee.target[3]
         if v.pointee.filterStarted {
+            // The previous ramp has ended: start from its exact target, so a steady filter
+            // has no ramp at all.
+            v.pointee.b02 = v.pointee.previousTarget[0]
+            v.pointee.b1 = v.pointee.previousTarget[1]
+            v.pointee.a1 = v.pointee.previousTarget[2]
+            v.pointee.a2 = v.pointee.previousTarget[3]
             v.pointee.db02 = (tb02 - v.pointee.b02) / interval
             v.pointee.db1 = (tb1 - v.pointee.b1) / interval
             v.pointee.da1 = (ta1 - v.pointee.a1) / interval
@@ -767,6 +823,7 @@ public final class SamplerNode: AudioNode {
             v.pointee.a1 = ta1
             v.pointee.a2 = ta2
         }
+        v.pointee.previousTarget = v.pointee.target
 
         // Amplitude: linear in the attack, dB-linear after it (96 dB across the value range).
         let lfoCentibels = -modLFO * v.pointee.modLFOToVolume
@@ -807,7 +864,25 @@ public final class SamplerNode: AudioNode {
         return 4 * x - 4
     }
 
+    /// Frees the voices that ended. Only on the grid: between grid points the groups of four
+    /// voices must stay the same whatever the block splits, so the sums keep their order.
+    private func compactActiveList() {
+        var kept = 0
+        for m in 0..<activeCount {
+            let i = Int(activeList[m])
+            if voices[i].state != .off {
+                activeList[kept] = Int32(i)
+                kept += 1
+            } else {
+                freeList[freeCount] = Int32(i)
+                freeCount += 1
+            }
+        }
+        activeCount = kept
+    }
+
     private func controlStep(frame: Int64) {
+        compactActiveList()
         for n in 0..<activeCount {
             let v = voices + Int(activeList[n])
             guard v.pointee.state == .playing else { continue }
@@ -830,8 +905,6 @@ public final class SamplerNode: AudioNode {
         guard let reverbSend = reverbSendBuffer, let chorusSend = chorusSendBuffer, let wet else { return }
         let reverbOn = table[Parameter.reverbLevel] > 0
         let chorusOn = table[Parameter.chorusLevel] > 0
-        reverbSend.update(repeating: 0, count: frameCount)
-        chorusSend.update(repeating: 0, count: frameCount)
         let interval = Int64(Self.controlInterval)
         var done = 0
         while done < frameCount {
@@ -842,20 +915,13 @@ public final class SamplerNode: AudioNode {
                 controlStep(frame: frame)
             }
             let count = min(frameCount - done, Self.controlInterval - intoGrid)
-            var kept = 0
-            for n in 0..<activeCount {
-                let i = Int(activeList[n])
-                renderVoice(voices + i, count: count, left: output.left + done, right: output.right + done,
-                            reverb: reverbOn ? reverbSend + done : nil, chorus: chorusOn ? chorusSend + done : nil)
-                if voices[i].state != .off {
-                    activeList[kept] = Int32(i)
-                    kept += 1
-                } else {
-                    freeList[freeCount] = Int32(i)
-                    freeCount += 1
-                }
+            renderChunk(count: count, sends: reverbOn || chorusOn)
+            for k in 0..<count {
+                output.left[done + k] = sumL[k].sum()
+                output.right[done + k] = sumR[k].sum()
             }
-            activeCount = kept
+            if reverbOn { for k in 0..<count { reverbSend[done + k] = sumReverb[k].sum() } }
+            if chorusOn { for k in 0..<count { chorusSend[done + k] = sumChorus[k].sum() } }
             done += count
         }
         position = startFrame + Int64(frameCount)
@@ -880,35 +946,172 @@ public final class SamplerNode: AudioNode {
         }
     }
 
-    /// Renders `count` frames (within one control interval) of voice `v`, adding into the
-    /// outputs; marks the voice off when its sample, envelope or fade ends.
-    @inline(__always)
-    private func renderVoice(_ v: UnsafeMutablePointer<SamplerVoice>, count requested: Int,
-                             left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
-                             reverb: UnsafeMutablePointer<Float>?, chorus: UnsafeMutablePointer<Float>?) {
-        var count = requested
-        if v.pointee.state == .fading {
-            count = min(count, v.pointee.fadeRemaining)
-            v.pointee.fadeRemaining -= count
-            if count == 0 {
-                v.pointee.state = .off
-                return
-            }
-        } else if v.pointee.volumeEnvelope.section == .delay {
-            return
+    /// Renders `count` frames (inside one control interval) of every active voice into the
+    /// lane sums, four voices at a time: each voice's interpolated points go to one lane of
+    /// ``lanes``, then filter, gains and mixing run on the four lanes at once. Voices whose
+    /// sample, envelope or fade ends are freed.
+    private func renderChunk(count: Int, sends: Bool) {
+        let zero = SIMD4<Float>(repeating: 0)
+        sumL.update(repeating: zero, count: count)
+        sumR.update(repeating: zero, count: count)
+        if sends {
+            sumReverb.update(repeating: zero, count: count)
+            sumChorus.update(repeating: zero, count: count)
         }
-        let produced = interpolate(v, count: count)
-        mix(v, count: produced, left: left, right: right, reverb: reverb, chorus: chorus)
-        if produced < count || (v.pointee.state == .fading && v.pointee.fadeRemaining == 0) {
-            v.pointee.state = .off
+        var n = 0
+        while n < activeCount {
+            let width = min(4, activeCount - n)
+            // Lanes without a voice read a silent, gainless dummy.
+            var group = (Int32(-1), Int32(-1), Int32(-1), Int32(-1))
+            withUnsafeMutableBytes(of: &group) { raw in
+                let g = raw.bindMemory(to: Int32.self)
+                for lane in 0..<width { g[lane] = activeList[n + lane] }
+            }
+            renderGroup(group, count: count, sends: sends)
+            n += width
         }
     }
 
-    /// Reads `count` interpolated sample points into ``mono``; returns fewer when an
-    /// unlooped sample ends.
     @inline(__always)
-    private func interpolate(_ v: UnsafeMutablePointer<SamplerVoice>, count: Int) -> Int {
+    private func laneVoice(_ group: (Int32, Int32, Int32, Int32), _ lane: Int) -> UnsafeMutablePointer<SamplerVoice> {
+        let index: Int32
+        switch lane {
+        case 0: index = group.0
+        case 1: index = group.1
+        case 2: index = group.2
+        default: index = group.3
+        }
+        return index >= 0 ? voices + Int(index) : silentVoice
+    }
+
+    private func renderGroup(_ group: (Int32, Int32, Int32, Int32), count: Int, sends: Bool) {
+        let points = UnsafeMutableRawPointer(lanes).assumingMemoryBound(to: Float.self)
+        var h1 = SIMD4<Float>(), h2 = SIMD4<Float>()
+        var b02 = SIMD4<Float>(), b1 = SIMD4<Float>(), a1 = SIMD4<Float>(), a2 = SIMD4<Float>()
+        var db02 = SIMD4<Float>(), db1 = SIMD4<Float>(), da1 = SIMD4<Float>(), da2 = SIMD4<Float>()
+        var gl = SIMD4<Float>(), gr = SIMD4<Float>(), sl = SIMD4<Float>(), sr = SIMD4<Float>()
+        var reverbBase = SIMD4<Float>(), reverbStep = SIMD4<Float>(), chorusBase = SIMD4<Float>(), chorusStep = SIMD4<Float>()
+        var rampFrame = SIMD4<Float>()
+        // Frames of this chunk each lane really has: past them (a sample or fade that ended)
+        // its output is forced to zero, so the filter's ringing never depends on block splits.
+        var valid = SIMD4<Float>(repeating: Float(count))
+        var ramping = false
+        var live = SIMD4<Int32>(repeating: 0)
+        for lane in 0..<4 {
+            let v = laneVoice(group, lane)
+            guard v != silentVoice, v.pointee.state != .off else {
+                // An empty lane, or a voice that ended earlier in this control interval.
+                for k in 0..<count { points[4 * k + lane] = 0 }
+                valid[lane] = 0
+                continue
+            }
+            if v.pointee.volumeEnvelope.section == .delay && v.pointee.state == .playing {
+                // Not started yet: its filter and gains stay where they are.
+                for k in 0..<count { points[4 * k + lane] = 0 }
+                valid[lane] = 0
+                continue
+            }
+            live[lane] = 1
+            var frames = count
+            if v.pointee.state == .fading {
+                frames = min(count, v.pointee.fadeRemaining)
+                v.pointee.fadeRemaining -= frames
+            }
+            let produced = interpolate(v, count: frames, into: points + lane)
+            // An unlooped sample that ended, or a fade that ends in this chunk.
+            if produced < frames || (v.pointee.state == .fading && v.pointee.fadeRemaining == 0) {
+                v.pointee.state = .off
+            }
+            for k in produced..<count { points[4 * k + lane] = 0 }
+            valid[lane] = Float(produced)
+            h1[lane] = v.pointee.history1
+            h2[lane] = v.pointee.history2
+            b02[lane] = v.pointee.b02
+            b1[lane] = v.pointee.b1
+            a1[lane] = v.pointee.a1
+            a2[lane] = v.pointee.a2
+            db02[lane] = v.pointee.db02
+            db1[lane] = v.pointee.db1
+            da1[lane] = v.pointee.da1
+            da2[lane] = v.pointee.da2
+            ramping = ramping || v.pointee.db02 != 0 || v.pointee.db1 != 0 || v.pointee.da1 != 0 || v.pointee.da2 != 0
+            gl[lane] = v.pointee.gainL
+            gr[lane] = v.pointee.gainR
+            sl[lane] = v.pointee.stepL
+            sr[lane] = v.pointee.stepR
+            reverbBase[lane] = v.pointee.gainReverb
+            reverbStep[lane] = v.pointee.stepReverb
+            chorusBase[lane] = v.pointee.gainChorus
+            chorusStep[lane] = v.pointee.stepChorus
+            rampFrame[lane] = Float(v.pointee.sendRampFrame)
+        }
+        let zero = SIMD4<Float>()
+        let truncated = valid.min() < Float(count)
+        // FluidSynth's direct form II low-pass; the feedback term on the older history comes
+        // first, which shortens the chain each sample waits on.
+        if ramping || truncated {
+            for k in 0..<count {
+                let centre = lanes[k] - a2 * h2 - a1 * h1
+                var y = b02 * (centre + h2) + b1 * h1
+                h2 = h1
+                h1 = centre
+                b02 += db02
+                b1 += db1
+                a1 += da1
+                a2 += da2
+                // A lane past its end (a sample or fade that ended) is silent, so the
+                // filter's ringing never depends on where blocks were split.
+                y.replace(with: zero, where: SIMD4<Float>(repeating: Float(k)) .>= valid)
+                lanes[k] = y
+                // Step first, so a note's first frame is already heard (its onset is exact).
+                gl += sl
+                gr += sr
+                sumL[k] += y * gl
+                sumR[k] += y * gr
+            }
+        } else {
+            for k in 0..<count {
+                let centre = lanes[k] - a2 * h2 - a1 * h1
+                let y = b02 * (centre + h2) + b1 * h1
+                h2 = h1
+                h1 = centre
+                lanes[k] = y
+                gl += sl
+                gr += sr
+                sumL[k] += y * gl
+                sumR[k] += y * gr
+            }
+        }
+        if sends {
+            // Send gains are a function of the frames since the last control step, so a send
+            // that is switched off can skip its loop and still be where it should afterwards.
+            for k in 0..<count {
+                let frames = rampFrame + Float(k + 1)
+                let y = lanes[k]
+                sumReverb[k] += y * (reverbBase + reverbStep * frames)
+                sumChorus[k] += y * (chorusBase + chorusStep * frames)
+            }
+        }
+        for lane in 0..<4 where live[lane] != 0 {
+            let v = laneVoice(group, lane)
+            v.pointee.history1 = h1[lane]
+            v.pointee.history2 = h2[lane]
+            v.pointee.b02 = b02[lane]
+            v.pointee.b1 = b1[lane]
+            v.pointee.a1 = a1[lane]
+            v.pointee.a2 = a2[lane]
+            v.pointee.gainL = gl[lane]
+            v.pointee.gainR = gr[lane]
+            v.pointee.sendRampFrame += count
+        }
+    }
+
+    /// Reads `count` interpolated sample points of voice `v` into every fourth float from
+    /// `out`; returns fewer when an unlooped sample ends.
+    @inline(__always)
+    private func interpolate(_ v: UnsafeMutablePointer<SamplerVoice>, count: Int, into out: UnsafeMutablePointer<Float>) -> Int {
         guard let words = compiled.words else { return 0 }
+        let coefficients = interpolationTable
         let low = compiled.lowBytes
         var phase = v.pointee.phase
         let increment = v.pointee.increment
@@ -918,7 +1121,6 @@ public final class SamplerNode: AudioNode {
         var hasLooped = v.pointee.hasLooped
         let limit = looping ? loopEnd : end
         let loopLength = Int64(loopEnd - loopStart) << 32
-        let out = mono
         var produced = 0
         while produced < count {
             let index = Int(phase >> 32)
@@ -929,39 +1131,28 @@ public final class SamplerNode: AudioNode {
             }
             if !looping && index >= end { break }
             let lowGuard = (looping && hasLooped ? loopStart : start) + 1
-            if index >= lowGuard && index + 2 < limit {
+            if index >= lowGuard && index + 2 < limit && low == nil {
                 // Fast run: every point of the next n outputs lies inside the data.
                 let maximumPhase = Int64(limit - 2) << 32
                 var n = Int((maximumPhase - phase + increment - 1) / increment)
                 n = min(n, count - produced)
-                if low == nil {
-                    for k in 0..<n {
-                        let p = words + Int(phase >> 32) - 1
-                        let x = Float(UInt32(truncatingIfNeeded: phase)) * 2.328_306_4e-10
-                        let s0 = Float(p[0]), s1 = Float(p[1]), s2 = Float(p[2]), s3 = Float(p[3])
-                        let c0 = x * (-0.5 + x * (1 - 0.5 * x))
-                        let c1 = 1 + x * x * (1.5 * x - 2.5)
-                        let c2 = x * (0.5 + x * (2 - 1.5 * x))
-                        let c3 = 0.5 * x * x * (x - 1)
-                        out[produced + k] = c0 * s0 + c1 * s1 + c2 * s2 + c3 * s3
-                        phase += increment
-                    }
-                } else {
-                    for k in 0..<n {
-                        let j = Int(phase >> 32)
-                        let x = Float(UInt32(truncatingIfNeeded: phase)) * 2.328_306_4e-10
-                        out[produced + k] = cubic(x, point(j - 1), point(j), point(j + 1), point(j + 2))
-                        phase += increment
-                    }
+                let base = UnsafeRawPointer(words)
+                for k in 0..<n {
+                    let p = base + 2 * (Int(phase >> 32) - 1)
+                    let s = SIMD4<Float>(p.loadUnaligned(as: SIMD4<Int16>.self))
+                    let c = coefficients[Int(UInt32(truncatingIfNeeded: phase) >> Self.fractionShift)]
+                    out[4 * (produced + k)] = (s * c).sum()
+                    phase += increment
                 }
                 produced += n
             } else {
-                // Near an edge: fetch each point through the loop or the sample's bounds.
-                let x = Float(UInt32(truncatingIfNeeded: phase)) * 2.328_306_4e-10
+                // Near an edge (or 24-bit data): each point through the loop or the bounds.
                 let edge = Edge(start: start, end: end, loopStart: loopStart, loopEnd: loopEnd, looping: looping,
                                 hasLooped: hasLooped)
-                out[produced] = cubic(x, edgePoint(index - 1, edge), edgePoint(index, edge), edgePoint(index + 1, edge),
-                                      edgePoint(index + 2, edge))
+                let s = SIMD4<Float>(edgePoint(index - 1, edge), edgePoint(index, edge), edgePoint(index + 1, edge),
+                                     edgePoint(index + 2, edge))
+                let c = coefficients[Int(UInt32(truncatingIfNeeded: phase) >> Self.fractionShift)]
+                out[4 * produced] = (s * c).sum()
                 phase += increment
                 produced += 1
             }
@@ -999,64 +1190,6 @@ public final class SamplerNode: AudioNode {
             return Float(Int32(words[j]) << 8 | Int32(low[j])) * (1 / 256)
         }
         return Float(words[j])
-    }
-
-    @inline(__always)
-    private func cubic(_ x: Float, _ s0: Float, _ s1: Float, _ s2: Float, _ s3: Float) -> Float {
-        let c0 = x * (-0.5 + x * (1 - 0.5 * x))
-        let c1 = 1 + x * x * (1.5 * x - 2.5)
-        let c2 = x * (0.5 + x * (2 - 1.5 * x))
-        let c3 = 0.5 * x * x * (x - 1)
-        return c0 * s0 + c1 * s1 + c2 * s2 + c3 * s3
-    }
-
-    /// Filters ``mono`` and adds it, with the ramping gains, into the outputs and sends.
-    @inline(__always)
-    private func mix(_ v: UnsafeMutablePointer<SamplerVoice>, count: Int, left: UnsafeMutablePointer<Float>,
-                     right: UnsafeMutablePointer<Float>, reverb: UnsafeMutablePointer<Float>?,
-                     chorus: UnsafeMutablePointer<Float>?) {
-        var h1 = v.pointee.history1, h2 = v.pointee.history2
-        var b02 = v.pointee.b02, b1 = v.pointee.b1, a1 = v.pointee.a1, a2 = v.pointee.a2
-        let db02 = v.pointee.db02, db1 = v.pointee.db1, da1 = v.pointee.da1, da2 = v.pointee.da2
-        var gl = v.pointee.gainL, gr = v.pointee.gainR
-        let sl = v.pointee.stepL, sr = v.pointee.stepR
-        let x = mono
-        for k in 0..<count {
-            let centre = x[k] - a1 * h1 - a2 * h2
-            let y = b02 * (centre + h2) + b1 * h1
-            h2 = h1
-            h1 = centre
-            b02 += db02
-            b1 += db1
-            a1 += da1
-            a2 += da2
-            x[k] = y
-            // Step first, so a note's first frame is already heard (its onset is exact).
-            gl += sl
-            gr += sr
-            left[k] += y * gl
-            right[k] += y * gr
-        }
-        // Send gains are a function of the frames since the last control step, so a send
-        // that is switched off can skip its loop and still be where it should afterwards.
-        let rampFrame = v.pointee.sendRampFrame
-        if let reverb {
-            let base = v.pointee.gainReverb, s = v.pointee.stepReverb
-            for k in 0..<count { reverb[k] += x[k] * (base + s * Float(rampFrame + k + 1)) }
-        }
-        if let chorus {
-            let base = v.pointee.gainChorus, s = v.pointee.stepChorus
-            for k in 0..<count { chorus[k] += x[k] * (base + s * Float(rampFrame + k + 1)) }
-        }
-        v.pointee.sendRampFrame = rampFrame + count
-        v.pointee.history1 = h1
-        v.pointee.history2 = h2
-        v.pointee.b02 = b02
-        v.pointee.b1 = b1
-        v.pointee.a1 = a1
-        v.pointee.a2 = a2
-        v.pointee.gainL = gl
-        v.pointee.gainR = gr
     }
 }
 

@@ -63,6 +63,11 @@ struct SamplerVoice {
     var b02: Float = 0, b1: Float = 0, a1: Float = 0, a2: Float = 0
     var db02: Float = 0, db1: Float = 0, da1: Float = 0, da2: Float = 0
     var history1: Float = 0, history2: Float = 0
+    /// Coefficients (b02, b1, a1, a2) the ramp heads for and the ones it started from, and
+    /// the cutoff and resonance they were computed for.
+    var target = SIMD4<Float>(), previousTarget = SIMD4<Float>()
+    var targetCents: Double = -1
+    var targetQ: Float = -1
     var filterStarted = false
 
     // Levels: attenuation in centibels, and the smallest it can be (the noise-floor test).
