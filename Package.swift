@@ -54,7 +54,11 @@ let package = Package(
         // Test-only helpers shared by the audio test suites.
         .target(name: "AudioTestSupport", dependencies: ["AudioGraph", "MIDI"]),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDI", "AudioTestSupport"]),
-        .testTarget(name: "SamplerTests", dependencies: ["Sampler", "SoundFont", "AudioGraph", "MIDI", "AudioTestSupport", "MallocCounter"]),
+        .testTarget(
+            name: "SamplerTests",
+            dependencies: ["Sampler", "SoundFont", "AudioGraph", "MIDI", "AudioTestSupport", "MallocCounter", "Playback",
+                           "MIDIFile", "Sequencing"]
+        ),
         .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI", "AudioTestSupport"]),
         .testTarget(
             name: "PlaybackTests",
