@@ -99,6 +99,9 @@ public final class SamplerNode: AudioNode {
     /// tabulates them (finer: 1024 steps).
     private let interpolationTable: UnsafeMutablePointer<SIMD4<Float>>
     static let fractionBits = 10
+    /// Points one interpolation stretch may read (see ``interpolate(_:count:into:)``).
+    static let windowCapacity = 4096 + 8
+    private let window: UnsafeMutablePointer<Float>
     static let fractionShift = UInt32(32 - fractionBits)
     private var sendFrames = 0
     private var reverbSendBuffer: UnsafeMutablePointer<Float>?
@@ -146,6 +149,8 @@ public final class SamplerNode: AudioNode {
         sumReverb.initialize(repeating: SIMD4(), count: chunk)
         sumChorus = .allocate(capacity: chunk)
         sumChorus.initialize(repeating: SIMD4(), count: chunk)
+        window = .allocate(capacity: Self.windowCapacity)
+        window.initialize(repeating: 0, count: Self.windowCapacity)
         silentVoice = .allocate(capacity: 1)
         silentVoice.initialize(to: SamplerVoice())
         let steps = 1 << Self.fractionBits
@@ -176,6 +181,7 @@ public final class SamplerNode: AudioNode {
         sumReverb.deallocate()
         sumChorus.deallocate()
         silentVoice.deallocate()
+        window.deallocate()
         interpolationTable.deallocate()
         effectInput.deallocate()
         freeSendBuffers()
@@ -986,65 +992,51 @@ public final class SamplerNode: AudioNode {
 
     private func renderGroup(_ group: (Int32, Int32, Int32, Int32), count: Int, sends: Bool) {
         let points = UnsafeMutableRawPointer(lanes).assumingMemoryBound(to: Float.self)
-        var h1 = SIMD4<Float>(), h2 = SIMD4<Float>()
-        var b02 = SIMD4<Float>(), b1 = SIMD4<Float>(), a1 = SIMD4<Float>(), a2 = SIMD4<Float>()
-        var db02 = SIMD4<Float>(), db1 = SIMD4<Float>(), da1 = SIMD4<Float>(), da2 = SIMD4<Float>()
-        var gl = SIMD4<Float>(), gr = SIMD4<Float>(), sl = SIMD4<Float>(), sr = SIMD4<Float>()
-        var reverbBase = SIMD4<Float>(), reverbStep = SIMD4<Float>(), chorusBase = SIMD4<Float>(), chorusStep = SIMD4<Float>()
-        var rampFrame = SIMD4<Float>()
-        // Frames of this chunk each lane really has: past them (a sample or fade that ended)
-        // its output is forced to zero, so the filter's ringing never depends on block splits.
-        var valid = SIMD4<Float>(repeating: Float(count))
-        var ramping = false
-        var live = SIMD4<Int32>(repeating: 0)
+        // Each lane's voice (the silent voice for an empty lane, a voice that ended earlier in
+        // this control interval, or one still in its delay) and its number of real frames.
+        var voiceOf = (silentVoice, silentVoice, silentVoice, silentVoice)
+        var validOf: (Float, Float, Float, Float) = (0, 0, 0, 0)
         for lane in 0..<4 {
             let v = laneVoice(group, lane)
-            guard v != silentVoice, v.pointee.state != .off else {
-                // An empty lane, or a voice that ended earlier in this control interval.
-                for k in 0..<count { points[4 * k + lane] = 0 }
-                valid[lane] = 0
-                continue
-            }
-            if v.pointee.volumeEnvelope.section == .delay && v.pointee.state == .playing {
-                // Not started yet: its filter and gains stay where they are.
-                for k in 0..<count { points[4 * k + lane] = 0 }
-                valid[lane] = 0
-                continue
-            }
-            live[lane] = 1
-            var frames = count
-            if v.pointee.state == .fading {
-                frames = min(count, v.pointee.fadeRemaining)
-                v.pointee.fadeRemaining -= frames
-            }
-            let produced = interpolate(v, count: frames, into: points + lane)
-            // An unlooped sample that ended, or a fade that ends in this chunk.
-            if produced < frames || (v.pointee.state == .fading && v.pointee.fadeRemaining == 0) {
-                v.pointee.state = .off
+            var produced = 0
+            var live = false
+            if v != silentVoice, v.pointee.state != .off,
+               !(v.pointee.volumeEnvelope.section == .delay && v.pointee.state == .playing) {
+                live = true
+                var frames = count
+                if v.pointee.state == .fading {
+                    frames = min(count, v.pointee.fadeRemaining)
+                    v.pointee.fadeRemaining -= frames
+                }
+                produced = interpolate(v, count: frames, into: points + lane)
+                // An unlooped sample that ended, or a fade that ends in this chunk.
+                if produced < frames || (v.pointee.state == .fading && v.pointee.fadeRemaining == 0) {
+                    v.pointee.state = .off
+                }
             }
             for k in produced..<count { points[4 * k + lane] = 0 }
-            valid[lane] = Float(produced)
-            h1[lane] = v.pointee.history1
-            h2[lane] = v.pointee.history2
-            b02[lane] = v.pointee.b02
-            b1[lane] = v.pointee.b1
-            a1[lane] = v.pointee.a1
-            a2[lane] = v.pointee.a2
-            db02[lane] = v.pointee.db02
-            db1[lane] = v.pointee.db1
-            da1[lane] = v.pointee.da1
-            da2[lane] = v.pointee.da2
-            ramping = ramping || v.pointee.db02 != 0 || v.pointee.db1 != 0 || v.pointee.da1 != 0 || v.pointee.da2 != 0
-            gl[lane] = v.pointee.gainL
-            gr[lane] = v.pointee.gainR
-            sl[lane] = v.pointee.stepL
-            sr[lane] = v.pointee.stepR
-            reverbBase[lane] = v.pointee.gainReverb
-            reverbStep[lane] = v.pointee.stepReverb
-            chorusBase[lane] = v.pointee.gainChorus
-            chorusStep[lane] = v.pointee.stepChorus
-            rampFrame[lane] = Float(v.pointee.sendRampFrame)
+            switch lane {
+            case 0: if live { voiceOf.0 = v }; validOf.0 = Float(produced)
+            case 1: if live { voiceOf.1 = v }; validOf.1 = Float(produced)
+            case 2: if live { voiceOf.2 = v }; validOf.2 = Float(produced)
+            default: if live { voiceOf.3 = v }; validOf.3 = Float(produced)
+            }
         }
+        let v0 = voiceOf.0, v1 = voiceOf.1, v2 = voiceOf.2, v3 = voiceOf.3
+        // Whole vectors built at once: inserting lanes one by one goes through memory and
+        // stalls on every insert.
+        @inline(__always) func gather(_ read: (UnsafeMutablePointer<SamplerVoice>) -> Float) -> SIMD4<Float> {
+            SIMD4(read(v0), read(v1), read(v2), read(v3))
+        }
+        let valid = SIMD4<Float>(validOf.0, validOf.1, validOf.2, validOf.3)
+        var h1 = gather { $0.pointee.history1 }, h2 = gather { $0.pointee.history2 }
+        var b02 = gather { $0.pointee.b02 }, b1 = gather { $0.pointee.b1 }
+        var a1 = gather { $0.pointee.a1 }, a2 = gather { $0.pointee.a2 }
+        let db02 = gather { $0.pointee.db02 }, db1 = gather { $0.pointee.db1 }
+        let da1 = gather { $0.pointee.da1 }, da2 = gather { $0.pointee.da2 }
+        var gl = gather { $0.pointee.gainL }, gr = gather { $0.pointee.gainR }
+        let sl = gather { $0.pointee.stepL }, sr = gather { $0.pointee.stepR }
+        let ramping = (db02 * db02 + db1 * db1 + da1 * da1 + da2 * da2).max() != 0
         let zero = SIMD4<Float>()
         let truncated = valid.min() < Float(count)
         // FluidSynth's direct form II low-pass; the feedback term on the older history comes
@@ -1085,6 +1077,9 @@ public final class SamplerNode: AudioNode {
         if sends {
             // Send gains are a function of the frames since the last control step, so a send
             // that is switched off can skip its loop and still be where it should afterwards.
+            let reverbBase = gather { $0.pointee.gainReverb }, reverbStep = gather { $0.pointee.stepReverb }
+            let chorusBase = gather { $0.pointee.gainChorus }, chorusStep = gather { $0.pointee.stepChorus }
+            let rampFrame = gather { Float($0.pointee.sendRampFrame) }
             for k in 0..<count {
                 let frames = rampFrame + Float(k + 1)
                 let y = lanes[k]
@@ -1092,8 +1087,10 @@ public final class SamplerNode: AudioNode {
                 sumChorus[k] += y * (chorusBase + chorusStep * frames)
             }
         }
-        for lane in 0..<4 where live[lane] != 0 {
-            let v = laneVoice(group, lane)
+        // Written back lane by lane (a local function capturing these variables would box them).
+        for lane in 0..<4 {
+            let v = lane == 0 ? v0 : lane == 1 ? v1 : lane == 2 ? v2 : v3
+            guard v != silentVoice else { continue }
             v.pointee.history1 = h1[lane]
             v.pointee.history2 = h2[lane]
             v.pointee.b02 = b02[lane]
@@ -1108,78 +1105,100 @@ public final class SamplerNode: AudioNode {
 
     /// Reads `count` interpolated sample points of voice `v` into every fourth float from
     /// `out`; returns fewer when an unlooped sample ends.
+    ///
+    /// The points a stretch of outputs reads are first copied, as floats, into ``window`` in
+    /// the order playback meets them (through the loop, clamped at the start, silence past an
+    /// unlooped end), so each output is one vector load and a dot product with its row of
+    /// the coefficient table.
     @inline(__always)
     private func interpolate(_ v: UnsafeMutablePointer<SamplerVoice>, count: Int, into out: UnsafeMutablePointer<Float>) -> Int {
-        guard let words = compiled.words else { return 0 }
         let coefficients = interpolationTable
-        let low = compiled.lowBytes
         var phase = v.pointee.phase
         let increment = v.pointee.increment
-        let start = v.pointee.start, end = v.pointee.end
+        let end = v.pointee.end
         let loopStart = v.pointee.loopStart, loopEnd = v.pointee.loopEnd
         let looping = v.pointee.loopMode == 1 || (v.pointee.loopMode == 3 && !v.pointee.released)
-        var hasLooped = v.pointee.hasLooped
-        let limit = looping ? loopEnd : end
         let loopLength = Int64(loopEnd - loopStart) << 32
         var produced = 0
         while produced < count {
-            let index = Int(phase >> 32)
-            if looping && index >= loopEnd {
-                phase -= loopLength
-                hasLooped = true
-                continue
-            }
-            if !looping && index >= end { break }
-            let lowGuard = (looping && hasLooped ? loopStart : start) + 1
-            if index >= lowGuard && index + 2 < limit && low == nil {
-                // Fast run: every point of the next n outputs lies inside the data.
-                let maximumPhase = Int64(limit - 2) << 32
-                var n = Int((maximumPhase - phase + increment - 1) / increment)
-                n = min(n, count - produced)
-                let base = UnsafeRawPointer(words)
-                for k in 0..<n {
-                    let p = base + 2 * (Int(phase >> 32) - 1)
-                    let s = SIMD4<Float>(p.loadUnaligned(as: SIMD4<Int16>.self))
-                    let c = coefficients[Int(UInt32(truncatingIfNeeded: phase) >> Self.fractionShift)]
-                    out[4 * (produced + k)] = (s * c).sum()
-                    phase += increment
+            if looping {
+                while phase >> 32 >= Int64(loopEnd) {
+                    phase -= loopLength
+                    v.pointee.hasLooped = true
                 }
-                produced += n
-            } else {
-                // Near an edge (or 24-bit data): each point through the loop or the bounds.
-                let edge = Edge(start: start, end: end, loopStart: loopStart, loopEnd: loopEnd, looping: looping,
-                                hasLooped: hasLooped)
-                let s = SIMD4<Float>(edgePoint(index - 1, edge), edgePoint(index, edge), edgePoint(index + 1, edge),
-                                     edgePoint(index + 2, edge))
-                let c = coefficients[Int(UInt32(truncatingIfNeeded: phase) >> Self.fractionShift)]
-                out[4 * produced] = (s * c).sum()
-                phase += increment
-                produced += 1
             }
+            let first = Int(phase >> 32)
+            var n = count - produced
+            if !looping {
+                if first >= end { break }
+                // Outputs left before the position reaches the end.
+                n = min(n, Int(((Int64(end) << 32) - phase + increment - 1) / increment))
+            }
+            // As many outputs as the window holds.
+            let fit = Int((Int64(Self.windowCapacity - 4) << 32) / increment)
+            n = max(1, min(n, fit))
+            let last = Int((phase + Int64(n - 1) * increment) >> 32)
+            fillWindow(v, from: first - 1, count: last - first + 4, looping: looping)
+            let origin = Int64(first) << 32
+            let w = UnsafeRawPointer(window)
+            for k in 0..<n {
+                let offset = phase - origin
+                let s = w.loadUnaligned(fromByteOffset: 4 * Int(offset >> 32), as: SIMD4<Float>.self)
+                let c = coefficients[Int(UInt32(truncatingIfNeeded: phase) >> Self.fractionShift)]
+                out[4 * (produced + k)] = (s * c).sum()
+                phase += increment
+            }
+            produced += n
         }
         v.pointee.phase = phase
-        v.pointee.hasLooped = hasLooped
         return produced
     }
 
-    private struct Edge {
-        var start: Int, end: Int, loopStart: Int, loopEnd: Int
-        var looping: Bool, hasLooped: Bool
-    }
-
-    /// Point `j` near an edge: past the loop end it wraps to the loop start (and before the
-    /// loop start once looped, back to the loop end); past an unlooped end it is silence.
+    /// Copies `count` points starting at playback index `first` into ``window``.
     @inline(__always)
-    private func edgePoint(_ j: Int, _ e: Edge) -> Float {
-        var k = j
-        if e.looping {
-            if k >= e.loopEnd { k -= e.loopEnd - e.loopStart }
-            if e.hasLooped && k < e.loopStart { k += e.loopEnd - e.loopStart }
-        } else if k >= e.end {
-            return 0
+    private func fillWindow(_ v: UnsafeMutablePointer<SamplerVoice>, from first: Int, count: Int, looping: Bool) {
+        guard let words = compiled.words else {
+            window.update(repeating: 0, count: count)
+            return
         }
-        if k < e.start { k = e.start }
-        return point(min(k, e.end - 1))
+        let start = v.pointee.start, end = v.pointee.end
+        let loopStart = v.pointee.loopStart, loopEnd = v.pointee.loopEnd
+        let loopLength = loopEnd - loopStart
+        let hasLooped = v.pointee.hasLooped
+        let low = compiled.lowBytes
+        var index = first
+        var i = 0
+        while i < count {
+            var p = index
+            if looping {
+                if p >= loopEnd {
+                    p = loopStart + (p - loopEnd) % loopLength
+                } else if hasLooped && p < loopStart {
+                    // The point before the loop start, once looping: the loop's last point.
+                    p += loopLength
+                }
+            } else if p >= end {
+                (window + i).update(repeating: 0, count: count - i)
+                return
+            }
+            if p < start {
+                window[i] = point(start)
+                i += 1
+                index += 1
+                continue
+            }
+            let runEnd = looping && p < loopEnd ? loopEnd : end
+            let run = min(count - i, max(1, runEnd - p))
+            let destination = window + i
+            if let low {
+                for r in 0..<run { destination[r] = Float(Int32(words[p + r]) << 8 | Int32(low[p + r])) * (1 / 256) }
+            } else {
+                let source = words + p
+                for r in 0..<run { destination[r] = Float(source[r]) }
+            }
+            i += run
+            index += run
+        }
     }
 
     /// Sample point `j` as a 16-bit-scaled float (24-bit banks add their low byte).
