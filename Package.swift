@@ -5,7 +5,7 @@ let package = Package(
     name: "Tactus",
     products: [
         .executable(name: "tactus", targets: ["tactus"]),
-        .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile"]),
+        .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile", "SoundFont"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -38,6 +38,7 @@ let package = Package(
             dependencies: ["MIDIFile", "Sequencing"],
             path: "Benchmarks/SMFBench"
         ),
+        .executableTarget(name: "soundfont-bench", dependencies: ["SoundFont"], path: "Benchmarks/SoundFontBench"),
         .executableTarget(
             name: "tactus-scheduler-benchmark",
             dependencies: ["AudioGraph", "Playback", "Sequencing", "MIDI"],
