@@ -23,7 +23,7 @@ let package = Package(
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA",
+                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA", "SoundFont",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -253,7 +253,7 @@ struct BankParser {
         var s = ""
         for i in 0..<4 {
             let b = bytes[at + i]
-            s += (0x20..<0x7F).contains(b) ? String(UnicodeScalar(b)) : "\\x" + String(b, radix: 16)
+            s += (0x20..<0x7F).contains(b) ? String(UnicodeScalar(b)) : "\\x" + (b < 16 ? "0" : "") + String(b, radix: 16)
         }
         return s
     }
