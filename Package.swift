@@ -47,8 +47,9 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "Sequencing", "MIDI"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
+        .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
-        .testTarget(name: "CLITests", dependencies: ["tactus", "MIDIFile", "Sequencing", "MIDI"]),
+        .testTarget(name: "CLITests", dependencies: ["tactus", "MIDIFile", "Sequencing", "MIDI", "SoundFont"]),
         // Test-only allocation counter; linked only into the test executable.
         .target(name: "MallocCounter"),
         // Test-only helpers shared by the audio test suites.

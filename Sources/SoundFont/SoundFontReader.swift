@@ -293,13 +293,26 @@ struct BankParser {
                 size = end - offset - 8
             }
             found.append(Chunk(id: id, path: path, dataOffset: offset + 8, size: size))
-            // Chunks are padded to an even size.
-            offset += 8 + size + (size & 1)
+            offset += 8 + size
+            if size & 1 == 1 {
+                // RIFF pads odd-sized chunks to an even size, but some writers forget: the pad
+                // byte is skipped unless a chunk id follows right away and none follows it.
+                let unpadded = offset + 4 <= end && looksLikeChunkID(offset) && !(offset + 5 <= end && looksLikeChunkID(offset + 1))
+                if !unpadded { offset += 1 }
+            }
             if found.count > 4096 {
                 throw SoundFontError(location: SoundFontLocation(chunk: parent, offset: offset), reason: .limitExceeded("more than 4096 chunks in one list"))
             }
         }
         return found
+    }
+
+    /// Four ASCII letters, digits or spaces, as chunk ids are.
+    func looksLikeChunkID(_ at: Int) -> Bool {
+        (at..<at + 4).allSatisfy { i in
+            let b = bytes[i]
+            return (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || b == 0x20
+        }
     }
 
     /// The list chunks of the `sfbk` form by type ("INFO", "sdta", "pdta"), first of each.
