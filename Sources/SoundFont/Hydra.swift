@@ -162,8 +162,27 @@ struct HydraReader {
             sampleUsable.append(usable)
             sampleNames.append(name)
         }
+        // A pair is usable when each half links to the other and they are a left and a right
+        // (or both "linked" samples). FluidR3_GM, for one, marks its stereo halves left and right
+        // but links them all to sample 0: such halves play as mono samples.
+        var oneSided = 0
         for i in 0..<count {
-            if let link = links[i], !sampleUsable[link] { samples[i].link = nil }
+            guard let link = links[i] else { continue }
+            let partner = samples[link]
+            let matches: Bool
+            switch samples[i].kind {
+            case .left: matches = partner.kind == .right && links[link] == i
+            case .right: matches = partner.kind == .left && links[link] == i
+            default: matches = partner.kind == .linked
+            }
+            if !matches || !sampleUsable[link] || !sampleUsable[i] {
+                samples[i].link = nil
+                if sampleUsable[link] && sampleUsable[i] { oneSided += 1 }
+            }
+        }
+        if oneSided > 0 {
+            try parser.warn(SoundFontLocation(chunk: c.path, offset: c.dataOffset),
+                            "\(oneSided) stereo sample(s) link to a sample that is not their other half; played unlinked")
         }
         try checkTerminalName(c, record: count, size: RecordSize.shdr, expected: "EOS")
         return samples

@@ -3,7 +3,7 @@ import Testing
 
 typealias W = SF2Writer
 
-func read(_ writer: SF2Writer, options: SoundFontReadOptions = SoundFontReadOptions()) throws -> SoundFontFile {
+func read(_ writer: SF2Writer, options: SoundFontReadOptions = SoundFontReadOptions()) throws(SoundFontError) -> SoundFontFile {
     try SoundFontReader.read(writer.bytes(), name: "test.sf2", options: options)
 }
 
