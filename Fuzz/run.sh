@@ -3,14 +3,14 @@
 # Usage: Fuzz/run.sh [SECONDS] [TARGET...]   (default 60 s, every target)
 # Prints each target's executions and exits non-zero when a target finds a crash, leaving the
 # input in Fuzz/findings/TARGET/. Seeds come from Songs/, ../shared/corpus/files and
-# Fuzz/seeds/ (and SoundFonts, once a target reads them).
+# Fuzz/seeds/ (fuzz-sf2 starts from the small hand-built banks in Fuzz/seeds/fuzz-sf2).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions fuzz-sf2)
 shared=${TACTUS_SHARED:-$root/../shared}
 
 cd "$here"
