@@ -39,5 +39,9 @@ public func fuzzSF2(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             }
         }
     }
-    return checksum == .min ? 1 : 0
+    checksumSink &+= checksum
+    return 0
 }
+
+/// Keeps the sample reads above from being optimized away (the fuzzer runs on one thread).
+nonisolated(unsafe) var checksumSink = 0
