@@ -39,6 +39,14 @@ let package = Package(
             path: "Benchmarks/SMFBench"
         ),
         .executableTarget(name: "soundfont-bench", dependencies: ["SoundFont"], path: "Benchmarks/SoundFontBench"),
+        // The soak run: long playback under transport actions, edits and live input, checked
+        // for lost and repeated events (issue 8); the test suite runs it offline.
+        .target(name: "PlaybackSoak", dependencies: ["Playback", "AudioGraph", "Sequencing", "MIDI", "MallocCounter"]),
+        .executableTarget(
+            name: "tactus-soak",
+            dependencies: ["PlaybackSoak", "ALSA", "AudioGraph"],
+            path: "Benchmarks/Soak"
+        ),
         .executableTarget(
             name: "tactus-scheduler-benchmark",
             dependencies: ["AudioGraph", "Playback", "Sequencing", "MIDI"],
@@ -58,7 +66,7 @@ let package = Package(
         .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI", "AudioTestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["Playback", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter"]
+            dependencies: ["Playback", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak"]
         ),
     ],
     swiftLanguageModes: [.v6]
