@@ -67,7 +67,7 @@ struct HydraReader {
     var sampleNames: [String] = []
     var regionCount = 0
 
-    init(parser: BankParser, chunks: HydraChunks, wordCount: Int) throws(SoundFontError) {
+    init(parser: BankParser, chunks: HydraChunks, wordCount: Int) {
         self.parser = parser
         self.bytes = parser.bytes
         self.chunks = chunks

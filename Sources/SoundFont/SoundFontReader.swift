@@ -393,7 +393,7 @@ struct BankParser {
             }
         }
 
-        var builder = try HydraReader(parser: self, chunks: hydra, wordCount: wordCount)
+        var builder = HydraReader(parser: self, chunks: hydra, wordCount: wordCount)
         let samples = try builder.readSamples()
         let instruments = try builder.readInstruments()
         let presets = try builder.readPresets(instruments: instruments)
