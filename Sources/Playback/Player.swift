@@ -146,6 +146,12 @@ public final class Player {
         send(.midi(nodeIndex: index, message: message))
     }
 
+    /// The live MIDI path for one input thread (a port reader, a byte-stream reader): messages
+    /// sent through it reach their node at the start of the next block without passing
+    /// through this player's control thread. Every call returns the same object; hand it to
+    /// exactly one thread.
+    public private(set) lazy var liveInput = LiveMIDIInput(ring: engine.liveInput, graph: CompiledGraphIndex(ids: engine.graph.nodeIDs))
+
     // MARK: Position
 
     /// The song position in frames at rate 1 (fractions dropped).

@@ -1,3 +1,4 @@
+import MIDI
 import Synchronization
 
 /// The index half of a bounded single-producer single-consumer queue: one thread writes
@@ -139,6 +140,41 @@ final class UserEventRing: @unchecked Sendable {
     func pop() -> UserEventRecord? {
         guard let slot = indices.readableSlot() else { return nil }
         let element = (slots + slot).move()
+        indices.commitRead()
+        return element
+    }
+}
+
+/// A live MIDI message bound for one node of the graph.
+struct LiveMIDIRecord {
+    var nodeIndex: Int32
+    var message: MIDIMessage
+}
+
+/// Input thread -> audio: live MIDI that does not pass through the control thread.
+final class LiveMIDIRing: @unchecked Sendable {
+    private let indices: RingIndices
+    private let slots: UnsafeMutablePointer<LiveMIDIRecord>
+
+    init(minimumCapacity: Int) {
+        indices = RingIndices(minimumCapacity: minimumCapacity)
+        slots = .allocate(capacity: indices.capacity)
+    }
+
+    deinit { slots.deallocate() }
+
+    /// Producer side: appends `element`, or returns false when full.
+    func push(_ element: LiveMIDIRecord) -> Bool {
+        guard let slot = indices.writableSlot() else { return false }
+        slots[slot] = element
+        indices.commitWrite()
+        return true
+    }
+
+    /// Consumer side: removes and returns the oldest element, or nil when empty.
+    func pop() -> LiveMIDIRecord? {
+        guard let slot = indices.readableSlot() else { return nil }
+        let element = slots[slot]
         indices.commitRead()
         return element
     }

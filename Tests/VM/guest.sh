@@ -11,7 +11,7 @@ check() {
   shift
   if "$@" > /tmp/check.out 2>&1; then
     passed=$((passed + 1))
-    echo "PASS $name: $(grep -E 'Test run with|[0-9]+ passed' /tmp/check.out | tail -1)"
+    echo "PASS $name: $(grep -E 'Test run with|[0-9]+ passed|^output ' /tmp/check.out | tail -1)"
   else
     failed=$((failed + 1))
     echo "FAIL $name"
@@ -40,6 +40,14 @@ midi_port_tests() {
   TACTUS_REAL_ALSA=1 TACTUS_BINARY="$release/tactus" "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter MIDIPortDeviceTests
 }
 check "tactus play --port into Midi Through recorded by arecordmidi (same notes within 2 ms, rate/from/to, Ctrl-C note-offs, unknown port)" midi_port_tests
+
+soak_real_time() {
+  # Issue 8's soak at real time: 60 s on snd-dummy with seeks, rate changes, live edits, loops,
+  # stops and live input from another thread; fails on any xrun, lost or repeated event.
+  "$release/tactus-soak" --device hw:2,0 --seconds 60 --seed 8
+}
+check "soak: 60 s real time on snd-dummy (no xrun, nothing lost or repeated)" soak_real_time
+sed 's/^/    /' /tmp/check.out
 
 echo "VM: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
