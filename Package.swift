@@ -24,7 +24,7 @@ let package = Package(
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA", "SoundFont",
+                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA", "SoundFont", "Sampler",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
