@@ -84,6 +84,12 @@ public final class SamplerNode: AudioNode {
     private let channels: UnsafeMutablePointer<Channel>
     private let controllers: UnsafeMutablePointer<UInt8>
     private let polyPressure: UnsafeMutablePointer<UInt8>
+    /// Per generator, the range its final value is clamped to (unbounded where the
+    /// specification gives none, or where the value goes on to be combined: pitch tunings take
+    /// the pitch wheel, the cutoff is limited after the envelope and LFO add to it, and -1
+    /// means "not set" for the forced key, velocity and root key).
+    private let rangeLow: UnsafeMutablePointer<Float>
+    private let rangeHigh: UnsafeMutablePointer<Float>
     /// Effective generator values of the voice being set up or updated.
     private let effective: UnsafeMutablePointer<Float>
     /// Interpolated points of the four voices being rendered, interleaved (one lane each).
@@ -136,6 +142,15 @@ public final class SamplerNode: AudioNode {
         controllers.initialize(repeating: 0, count: 16 * 128)
         polyPressure = .allocate(capacity: 16 * 128)
         polyPressure.initialize(repeating: 0, count: 16 * 128)
+        rangeLow = .allocate(capacity: SoundFontGenerator.count)
+        rangeHigh = .allocate(capacity: SoundFontGenerator.count)
+        let unclamped: Set<SoundFontGenerator> = [.coarseTune, .fineTune, .initialFilterCutoff, .keyNumber, .velocity,
+                                                  .overridingRootKey]
+        for g in SoundFontGenerator.allCases {
+            let range = unclamped.contains(g) ? nil : g.specificationRange
+            rangeLow[g.rawValue] = range.map { Float($0.lowerBound) } ?? -.infinity
+            rangeHigh[g.rawValue] = range.map { Float($0.upperBound) } ?? .infinity
+        }
         effective = .allocate(capacity: SoundFontGenerator.count)
         effective.initialize(repeating: 0, count: SoundFontGenerator.count)
         let chunk = Self.controlInterval
@@ -175,6 +190,8 @@ public final class SamplerNode: AudioNode {
         controllers.deallocate()
         polyPressure.deallocate()
         effective.deallocate()
+        rangeLow.deallocate()
+        rangeHigh.deallocate()
         lanes.deallocate()
         sumL.deallocate()
         sumR.deallocate()
@@ -509,6 +526,10 @@ public final class SamplerNode: AudioNode {
             var value = v1 * v2 * mod.pointee.amount
             if mod.pointee.absolute { value = abs(value) }
             effective[Int(mod.pointee.destination)] += value
+        }
+        // The specification's ranges apply to the final sums.
+        for g in 0..<SoundFontGenerator.count {
+            effective[g] = min(max(effective[g], rangeLow[g]), rangeHigh[g])
         }
     }
 
