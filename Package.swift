@@ -31,7 +31,7 @@ let package = Package(
         .executableTarget(name: "songwriter", dependencies: ["MIDI", "Sequencing", "MIDIFile"]),
         .executableTarget(
             name: "tactus-render-benchmark",
-            dependencies: ["AudioGraph", "Instruments", "Playback", "MIDIFile", "Sequencing"],
+            dependencies: ["AudioGraph", "Instruments", "Playback", "MIDIFile", "Sequencing", "Sampler", "SoundFont"],
             path: "Benchmarks/RenderBenchmark"
         ),
         .executableTarget(
