@@ -48,6 +48,14 @@ public final class ChorusNode: AudioNode {
     private var dryGain: Float = 0
     private var panLeft = [Float](repeating: 0, count: ChorusNode.maximumVoices)
     private var panRight = [Float](repeating: 0, count: ChorusNode.maximumVoices)
+    /// One sine period with a guard point, read with linear interpolation: a call to sin()
+    /// per voice and sample would cost more than the whole chorus.
+    private static let sineSize = 4096
+    private let sine: UnsafeMutablePointer<Float> = {
+        let table = UnsafeMutablePointer<Float>.allocate(capacity: ChorusNode.sineSize + 1)
+        for i in 0...ChorusNode.sineSize { table[i] = Float(sin(2 * Double.pi * Double(i) / Double(ChorusNode.sineSize))) }
+        return table
+    }()
 
     /// Creates a chorus; `dry` 0 gives only the chorused signal (for send effects).
     public init(voices: Int = 3, rate: Float = 0.3, depthMilliseconds: Float = 8, level: Float = 2, dry: Float = 0) {
@@ -59,7 +67,10 @@ public final class ChorusNode: AudioNode {
         update()
     }
 
-    deinit { line?.deallocate() }
+    deinit {
+        line?.deallocate()
+        sine.deallocate()
+    }
 
     public func prepare(sampleRate: Double, maximumFrameCount: Int) {
         self.sampleRate = sampleRate
@@ -118,7 +129,10 @@ public final class ChorusNode: AudioNode {
             for k in 0..<n {
                 var p = lfoPhase + Double(k) / Double(n)
                 if p >= 1 { p -= 1 }
-                let delay = centreDelay + swing * Float(sin(2 * Double.pi * p))
+                let x = Float(p) * Float(Self.sineSize)
+                let j = min(Int(x), Self.sineSize - 1)
+                let lfo = sine[j] + (sine[j + 1] - sine[j]) * (x - Float(j))
+                let delay = centreDelay + swing * lfo
                 // Linear interpolation between the two points around the delayed position.
                 var position = Float(writeIndex) - delay
                 if position < 0 { position += Float(length) }

@@ -812,8 +812,12 @@ public final class SamplerNode: AudioNode {
         // Pitch.
         let cents = v.pointee.pitch + Double(modLFO * v.pointee.modLFOToPitch + vibLFO * v.pointee.vibLFOToPitch
                                              + modEnvelope * v.pointee.modEnvToPitch)
-        let ratio = exp2((cents - v.pointee.rootPitch) / 1200) * v.pointee.sampleRatio
-        v.pointee.increment = max(1, Int64(min(ratio, 256) * 4_294_967_296))
+        if cents != v.pointee.incrementCents {
+            // Most voices hold their pitch: the exponential only runs when it moves.
+            v.pointee.incrementCents = cents
+            let ratio = exp2((cents - v.pointee.rootPitch) / 1200) * v.pointee.sampleRatio
+            v.pointee.increment = max(1, Int64(min(ratio, 256) * 4_294_967_296))
+        }
 
         // Filter: FluidSynth's RBJ low-pass with the cutoff limited to 1500...13500 cents,
         // 5 Hz...0.45 x the sample rate, and the gain lowered by half the resonance peak.
@@ -859,9 +863,9 @@ public final class SamplerNode: AudioNode {
         case .delay:
             amplitude = 0
         case .attack:
-            amplitude = SoundFontUnits.amplitude(centibels: v.pointee.attenuation + lfoCentibels) * volumeEnvelope.value
+            amplitude = centibelsToAmplitude(v, v.pointee.attenuation + lfoCentibels) * volumeEnvelope.value
         default:
-            amplitude = SoundFontUnits.amplitude(centibels: v.pointee.attenuation + 960 * (1 - volumeEnvelope.value) + lfoCentibels)
+            amplitude = centibelsToAmplitude(v, v.pointee.attenuation + 960 * (1 - volumeEnvelope.value) + lfoCentibels)
             if SoundFontUnits.amplitude(centibels: v.pointee.minimumAttenuation) * volumeEnvelope.value < Self.noiseFloor {
                 v.pointee.state = .fading
                 v.pointee.fadeRemaining = 0
@@ -877,6 +881,17 @@ public final class SamplerNode: AudioNode {
         v.pointee.sendRampFrame = 0
         v.pointee.stepReverb = (amplitude * v.pointee.reverbSend - v.pointee.gainReverb) / interval
         v.pointee.stepChorus = (amplitude * v.pointee.chorusSend - v.pointee.gainChorus) / interval
+    }
+
+    /// A voice's attenuation as an amplitude, recomputed only when it changed (a sustaining
+    /// voice keeps it for thousands of steps).
+    @inline(__always)
+    private func centibelsToAmplitude(_ v: UnsafeMutablePointer<SamplerVoice>, _ cb: Float) -> Float {
+        if cb != v.pointee.amplitudeCentibels {
+            v.pointee.amplitudeCentibels = cb
+            v.pointee.amplitudeOfCentibels = SoundFontUnits.amplitude(centibels: cb)
+        }
+        return v.pointee.amplitudeOfCentibels
     }
 
     /// FluidSynth's triangle LFO: starts at 0 rising, peaks of +-1; 0 during its delay.

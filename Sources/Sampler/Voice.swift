@@ -44,6 +44,8 @@ struct SamplerVoice {
     var rootPitch: Double = 6000
     /// Cents before LFOs and the modulation envelope.
     var pitch: Double = 6000
+    /// The cents ``increment`` was computed for.
+    var incrementCents: Double = .nan
 
     var volumeEnvelope = Envelope()
     var modulationEnvelope = Envelope()
@@ -72,6 +74,9 @@ struct SamplerVoice {
 
     // Levels: attenuation in centibels, and the smallest it can be (the noise-floor test).
     var attenuation: Float = 0
+    /// The last centibels turned into an amplitude, and that amplitude.
+    var amplitudeCentibels: Float = .nan
+    var amplitudeOfCentibels: Float = 0
     var minimumAttenuation: Float = 0
     var panLeft: Float = 0.707, panRight: Float = 0.707
     var reverbSend: Float = 0, chorusSend: Float = 0
