@@ -1165,14 +1165,20 @@ public final class SamplerNode: AudioNode {
             }
             let first = Int(phase >> 32)
             var n = count - produced
+            // The divisions below are costly next to a stretch of 64 outputs: they run only
+            // when the stretch would pass an unlooped end or overflow the window.
+            let span = Int64(n - 1) * increment
             if !looping {
                 if first >= end { break }
-                // Outputs left before the position reaches the end.
-                n = min(n, Int(((Int64(end) << 32) - phase + increment - 1) / increment))
+                if phase + span >= Int64(end) << 32 {
+                    // Outputs left before the position reaches the end.
+                    n = min(n, Int(((Int64(end) << 32) - phase + increment - 1) / increment))
+                }
             }
-            // As many outputs as the window holds.
-            let fit = Int((Int64(Self.windowCapacity - 4) << 32) / increment)
-            n = max(1, min(n, fit))
+            if (phase & 0xFFFF_FFFF) + span >= Int64(Self.windowCapacity - 4) << 32 {
+                // As many outputs as the window holds.
+                n = max(1, min(n, Int((Int64(Self.windowCapacity - 4) << 32) / increment)))
+            }
             let last = Int((phase + Int64(n - 1) * increment) >> 32)
             fillWindow(v, from: first - 1, count: last - first + 4, looping: looping)
             let origin = Int64(first) << 32
