@@ -58,6 +58,10 @@ final class CompiledBank: @unchecked Sendable {
     let lowBytes: UnsafePointer<UInt8>?
 
     static let lookupBanks = 129
+    /// Velocity (linear, negative) to filter cutoff, switched by velocity: the default
+    /// modulator FluidSynth disables.
+    static let fluidSynthVelocityToCutoff = SoundFontModulator(source: 0x0102, destination: 8, amount: -2400,
+                                                               amountSource: 0x0C02, transform: 0)
 
     init(_ bank: SoundFontBank) {
         self.bank = bank
@@ -77,6 +81,11 @@ final class CompiledBank: @unchecked Sendable {
                 // Links to other modulators and destinations past the generator list have no
                 // meaning without the reader's link resolution; they are left out.
                 guard m.destination & 0x8000 == 0, Int(m.destination) < SoundFontGenerator.count else { continue }
+                // FluidSynth makes any modulator identical to its default velocity-to-cutoff
+                // modulator contribute nothing (its "S. Christian Collins" change: forced
+                // velocity filtering made banks dull), so banks voiced against it never hear
+                // it; neither does the sampler.
+                if m.isIdentical(to: Self.fluidSynthVelocityToCutoff) { continue }
                 modulators[modIndex] = CompiledModulator(
                     source: ModulatorSource(m.source), amountSource: ModulatorSource(m.amountSource),
                     destination: Int32(m.destination), amount: Float(m.amount), absolute: m.transform == 2)

@@ -496,3 +496,19 @@ private let sine441 = TestSample.sine(period: 100)
         #expect(a.left != a.right, "voices spread in stereo")
     }
 }
+
+@Suite struct FluidSynthCompatibilityTests {
+    /// FluidSynth disables its default velocity-to-cutoff modulator, so soft and loud notes
+    /// have the same brightness; the sampler does the same.
+    @Test func defaultVelocityToCutoffModulatorIsSilent() throws {
+        let bright = TestSample.sine(period: 8, periods: 2000)
+        func level(_ velocity: UInt8) throws -> Float {
+            let rig = try SamplerRig(singleBank(bright, [.initialFilterCutoff: 10_000]))
+            let out = rig.render(frames: 8820, [(0, on(69, velocity))])
+            return peak(out.left, 4410..<8820)
+        }
+        // Only the concave velocity curve separates them: no extra filtering.
+        let ratio = try level(80) / level(127)
+        #expect(abs(decibels(ratio) - 40 * log10(80 / 127)) < 0.3)
+    }
+}
