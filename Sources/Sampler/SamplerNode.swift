@@ -1183,12 +1183,35 @@ public final class SamplerNode: AudioNode {
             fillWindow(v, from: first - 1, count: last - first + 4, looping: looping)
             let origin = Int64(first) << 32
             let w = UnsafeRawPointer(window)
-            for k in 0..<n {
-                let offset = phase - origin
-                let s = w.loadUnaligned(fromByteOffset: 4 * Int(offset >> 32), as: SIMD4<Float>.self)
-                let c = coefficients[Int(UInt32(truncatingIfNeeded: phase) >> Self.fractionShift)]
-                out[4 * (produced + k)] = (s * c).sum()
+            @inline(__always) func product(_ p: Int64) -> SIMD4<Float> {
+                let s = w.loadUnaligned(fromByteOffset: 4 * Int((p - origin) >> 32), as: SIMD4<Float>.self)
+                return s * coefficients[Int(UInt32(truncatingIfNeeded: p) >> Self.fractionShift)]
+            }
+            // Four outputs at a time: their four products are summed across by a transpose,
+            // which costs less than four horizontal sums.
+            var k = 0
+            while k + 4 <= n {
+                let m0 = product(phase), m1 = product(phase + increment)
+                let m2 = product(phase + 2 * increment), m3 = product(phase + 3 * increment)
+                let low01 = SIMD4(m0[0], m1[0], m0[1], m1[1]), high01 = SIMD4(m0[2], m1[2], m0[3], m1[3])
+                let low23 = SIMD4(m2[0], m3[0], m2[1], m3[1]), high23 = SIMD4(m2[2], m3[2], m2[3], m3[3])
+                let a = low01 + high01, b = low23 + high23
+                let sums = SIMD4(a[0], a[1], b[0], b[1]) + SIMD4(a[2], a[3], b[2], b[3])
+                let o = out + 4 * (produced + k)
+                o[0] = sums[0]
+                o[4] = sums[1]
+                o[8] = sums[2]
+                o[12] = sums[3]
+                phase += 4 * increment
+                k += 4
+            }
+            while k < n {
+                // The same order of additions as the transpose, so an output does not depend
+                // on which loop computed it (that depends on block splits).
+                let m = product(phase)
+                out[4 * (produced + k)] = (m[0] + m[2]) + (m[1] + m[3])
                 phase += increment
+                k += 1
             }
             produced += n
         }
