@@ -258,8 +258,8 @@ public final class SamplerNode: AudioNode {
         cc[7] = 100
         cc[10] = 64
         cc[11] = 127
-        cc[MIDIController.rpnMSB.asInt] = 127
-        cc[MIDIController.rpnLSB.asInt] = 127
+        cc[Int(MIDIController.rpnMSB)] = 127
+        cc[Int(MIDIController.rpnLSB)] = 127
         (polyPressure + c * 128).update(repeating: 0, count: 128)
         channels[c].preset = Int32(compiled.preset(bank: c == 9 ? 128 : 0, program: 0))
     }
@@ -1275,8 +1275,4 @@ public final class SamplerNode: AudioNode {
         }
         return Float(words[j])
     }
-}
-
-extension UInt8 {
-    var asInt: Int { Int(self) }
 }
