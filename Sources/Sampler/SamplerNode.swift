@@ -1215,6 +1215,14 @@ public final class SamplerNode: AudioNode {
             }
             produced += n
         }
+        if looping {
+            // Stored inside the loop, so a release (loop mode 3) continues from the point
+            // playback has really reached.
+            while phase >> 32 >= Int64(loopEnd) {
+                phase -= loopLength
+                v.pointee.hasLooped = true
+            }
+        }
         v.pointee.phase = phase
         return produced
     }
