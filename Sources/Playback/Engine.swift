@@ -127,6 +127,8 @@ public final class Engine: @unchecked Sendable {
     let commands = CommandRing(minimumCapacity: 256)
     let retired = RetireRing(minimumCapacity: 1024)
     let userEvents = UserEventRing(minimumCapacity: 1024)
+    /// Live MIDI from input threads (thru), drained after the commands of each block.
+    let liveMIDI = LiveMIDIRing(minimumCapacity: 1024)
     private let mailbox = Atomic<UnsafeMutableRawPointer?>(nil)
     let publishedSongPosition = Atomic<Int64>(0)
     let publishedOutputFrame = Atomic<Int64>(0)
@@ -216,6 +218,7 @@ public final class Engine: @unchecked Sendable {
             install(Unmanaged<EngineSnapshot>.fromOpaque(pointer).takeRetainedValue())
         }
         while let command = commands.pop() { apply(command) }
+        while let live = liveMIDI.pop() { playLive(live.message, node: Int(live.nodeIndex)) }
         publishAnchor(hostTimeNanos: hostTimeNanos)
         var done = 0
         let unit = Engine.positionUnitsPerFrame
@@ -352,10 +355,7 @@ public final class Engine: @unchecked Sendable {
             }
             publishedRateStep.store(step, ordering: .relaxed)
         case .midi(let nodeIndex, let message):
-            guard nodeIndex >= 0 && nodeIndex < nodeCount else { return }
-            eventBuffer[0] = GraphEvent(offset: 0, nodeIndex: nodeIndex, event: .midi(message))
-            track(.midi(message), node: nodeIndex, owner: 0xFFFF)
-            graph.render(startFrame: frame, frameCount: 0, events: UnsafeBufferPointer(start: eventBuffer, count: 1))
+            playLive(message, node: nodeIndex)
         case .allNotesOff:
             releaseSounding(pedals: true, onlyChangedTracks: nil)
         case .setLoop(let newLoop):
@@ -368,6 +368,15 @@ public final class Engine: @unchecked Sendable {
             endFrame = songFrame
             endInclusive = inclusive
         }
+    }
+
+    /// Delivers a live message to a node at the current frame; its notes count as sounding,
+    /// so a stop releases them like scheduled ones.
+    private func playLive(_ message: MIDIMessage, node nodeIndex: Int) {
+        guard nodeIndex >= 0 && nodeIndex < nodeCount else { return }
+        eventBuffer[0] = GraphEvent(offset: 0, nodeIndex: nodeIndex, event: .midi(message))
+        track(.midi(message), node: nodeIndex, owner: 0xFFFF)
+        graph.render(startFrame: frame, frameCount: 0, events: UnsafeBufferPointer(start: eventBuffer, count: 1))
     }
 
     private func install(_ new: EngineSnapshot) {

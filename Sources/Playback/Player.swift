@@ -305,15 +305,36 @@ public final class Player {
         return tempoMap.tick(atSeconds: seconds) / Double(sequence.ticksPerQuarter)
     }
 
-    private func readAnchor() -> (position: Int64, step: Int64, hostNanos: Int64)? {
+    /// Where the output stood at the start of the last rendered block: its output frame (which
+    /// never jumps), song position and play-rate step, and the host time the driver gave the
+    /// block (0 offline). Nil only if the audio thread kept rewriting it while it was read.
+    public func outputAnchor() -> PlaybackAnchor? {
+        guard let a = readAnchor() else { return nil }
+        return PlaybackAnchor(outputFrame: a.outputFrame, songPosition: a.position, rateStep: a.step, hostNanos: a.hostNanos)
+    }
+
+    /// Frames between rendering a frame and hearing it: the driver's buffer plus the graph's
+    /// own latency.
+    public var heardLatencyFrames: Int { outputLatencyFrames + engine.graph.latencyFrames }
+
+    /// A handle through which one other thread (a MIDI input) plays messages on `node` at the
+    /// start of the next block, without going through this player's control thread; nil when
+    /// the graph has no such node.
+    public func makeLiveInput(node: UInt32) -> LiveMIDIInput? {
+        guard let index = engine.graph.index(ofNode: node) else { return nil }
+        return LiveMIDIInput(ring: engine.liveMIDI, nodeIndex: Int32(index))
+    }
+
+    private func readAnchor() -> (position: Int64, step: Int64, hostNanos: Int64, outputFrame: Int64)? {
         for _ in 0..<1000 {
             let before = engine.anchorSequence.load(ordering: .acquiring)
             if before & 1 != 0 { continue }
             let position = engine.anchorSongPosition.load(ordering: .relaxed)
             let step = engine.anchorRateStep.load(ordering: .relaxed)
             let host = engine.anchorHostNanos.load(ordering: .relaxed)
+            let output = engine.anchorOutputFrame.load(ordering: .relaxed)
             atomicMemoryFence(ordering: .acquiring)
-            if engine.anchorSequence.load(ordering: .relaxed) == before { return (position, step, host) }
+            if engine.anchorSequence.load(ordering: .relaxed) == before { return (position, step, host, output) }
         }
         return nil
     }
@@ -467,4 +488,55 @@ public final class Player {
         }
         return ChaseSnapshot(events: out)
     }
+}
+
+/// The engine's clock at the start of a rendered block, as ``Player/outputAnchor()`` reads it.
+public struct PlaybackAnchor: Hashable, Sendable {
+    /// Output frames rendered before the block; counts up by the block size, never jumps.
+    public var outputFrame: Int64
+    /// The song position at the block's first frame, in 1/65536 frames.
+    public var songPosition: Int64
+    /// Song position units per output frame (0 while stopped).
+    public var rateStep: Int64
+    /// Monotonic host time at which the driver asked for the block, or 0 offline.
+    public var hostNanos: Int64
+
+    /// Creates an anchor.
+    public init(outputFrame: Int64, songPosition: Int64, rateStep: Int64, hostNanos: Int64) {
+        self.outputFrame = outputFrame
+        self.songPosition = songPosition
+        self.rateStep = rateStep
+        self.hostNanos = hostNanos
+    }
+}
+
+/// Live MIDI into a playing engine from a thread other than the player's (an input reader),
+/// through a ring the audio thread drains at the top of every block: the input is heard
+/// within one block, and the audio thread never waits for the input thread.
+///
+/// Several threads may share one handle: a lock on this side keeps the ring's single
+/// producer, and the audio side never takes it.
+public final class LiveMIDIInput: @unchecked Sendable {
+    private let ring: LiveMIDIRing
+    private let nodeIndex: Int32
+    private let producer = Mutex<Int>(0)
+
+    init(ring: LiveMIDIRing, nodeIndex: Int32) {
+        self.ring = ring
+        self.nodeIndex = nodeIndex
+    }
+
+    /// Plays `message`; false when the ring is full (the audio thread has stalled), in which
+    /// case the message is dropped rather than blocking the input.
+    @discardableResult
+    public func send(_ message: MIDIMessage) -> Bool {
+        producer.withLock { dropped in
+            if ring.push(LiveMIDIRecord(nodeIndex: nodeIndex, message: message)) { return true }
+            dropped += 1
+            return false
+        }
+    }
+
+    /// Messages dropped because the ring was full.
+    public var droppedCount: Int { producer.withLock { $0 } }
 }

@@ -1,3 +1,4 @@
+import MIDI
 import Synchronization
 
 /// The index half of a bounded single-producer single-consumer queue: one thread writes
@@ -137,6 +138,42 @@ final class UserEventRing: @unchecked Sendable {
 
     /// Consumer side: removes and returns the oldest element, or nil when empty.
     func pop() -> UserEventRecord? {
+        guard let slot = indices.readableSlot() else { return nil }
+        let element = (slots + slot).move()
+        indices.commitRead()
+        return element
+    }
+}
+
+/// A live MIDI message for a node: what an input thread hands the audio thread.
+struct LiveMIDIRecord {
+    var nodeIndex: Int32
+    var message: MIDIMessage
+}
+
+/// Input threads -> audio: live MIDI messages (thru). Plain values, so neither side retains
+/// or releases anything.
+final class LiveMIDIRing: @unchecked Sendable {
+    private let indices: RingIndices
+    private let slots: UnsafeMutablePointer<LiveMIDIRecord>
+
+    init(minimumCapacity: Int) {
+        indices = RingIndices(minimumCapacity: minimumCapacity)
+        slots = .allocate(capacity: indices.capacity)
+    }
+
+    deinit { slots.deallocate() }
+
+    /// Producer side: appends `element`, or returns false when full.
+    func push(_ element: LiveMIDIRecord) -> Bool {
+        guard let slot = indices.writableSlot() else { return false }
+        (slots + slot).initialize(to: element)
+        indices.commitWrite()
+        return true
+    }
+
+    /// Consumer side: removes and returns the oldest element, or nil when empty.
+    func pop() -> LiveMIDIRecord? {
         guard let slot = indices.readableSlot() else { return nil }
         let element = (slots + slot).move()
         indices.commitRead()
