@@ -363,16 +363,25 @@ public struct MonotonicRecordingClock: RecordingClock, Hashable, Sendable {
 /// It reads the engine's anchor (see ``Player/outputAnchor()``): the first block rendered
 /// while playing fixes which song time goes with which output frame; from then on song time
 /// is counted in output frames, which never jump, so a transport loop does not fold it
-/// (the recorder folds loop passes itself). A host time becomes the output frame heard then,
-/// through the latest anchor and the output latency. Call ``update(from:)`` from the
-/// player's control thread regularly; ``songSeconds(atHostTime:)`` uses what it last read.
+/// (the recorder folds loop passes itself). A host time becomes the output frame heard then.
+///
+/// The host time of an anchor is when the driver thread woke to render the block, which is
+/// late by its scheduling delay, never early; so the clock keeps the earliest host time seen
+/// for an output frame (the offset between the two clocks), letting it rise only as fast as
+/// two crystal clocks can drift apart (200 ppm). Wake-up jitter then does not reach the take.
+/// Call ``update(from:)`` from the player's control thread regularly.
 public struct PlayerRecordingClock: RecordingClock, Sendable {
     /// Sample rate of the player.
     public let sampleRate: Int
     /// Subtracted from the song's time: the length of a count-in placed before the song.
     public let offsetSeconds: Double
+    /// How fast the device clock may run slow against the host's: the offset's allowed rise.
+    static let drift = 200e-6
     private var base: (outputFrame: Int64, songSeconds: Double, rate: Double)?
-    private var latest: (outputFrame: Int64, hostNanos: Int64, latencyFrames: Int)?
+    /// Host nanoseconds at which output frame 0 would have been asked for, at best.
+    private var frameZeroHost: Double?
+    private var lastHost: Int64 = 0
+    private var latencyFrames = 0
 
     /// A clock for a player at `sampleRate`; `offsetSeconds` is subtracted from song time.
     public init(sampleRate: Int, offsetSeconds: Double = 0) {
@@ -395,13 +404,20 @@ public struct PlayerRecordingClock: RecordingClock, Sendable {
                     Double(anchor.songPosition) / Double(Engine.positionUnitsPerFrame) / Double(sampleRate),
                     Double(anchor.rateStep) / Double(Engine.positionUnitsPerFrame))
         }
-        latest = (anchor.outputFrame, anchor.hostNanos, latencyFrames)
+        let zero = Double(anchor.hostNanos) - Double(anchor.outputFrame) * 1e9 / Double(sampleRate)
+        if let previous = frameZeroHost {
+            let allowed = previous + Double(max(0, anchor.hostNanos - lastHost)) * Self.drift
+            frameZeroHost = min(zero, allowed)
+        } else {
+            frameZeroHost = zero
+        }
+        lastHost = anchor.hostNanos
+        self.latencyFrames = latencyFrames
     }
 
     public func songSeconds(atHostTime nanos: Int64) -> Double? {
-        guard let base, let latest else { return nil }
-        let heardFrame = Double(latest.outputFrame) + Double(nanos - latest.hostNanos) * Double(sampleRate) / 1e9
-            - Double(latest.latencyFrames)
+        guard let base, let frameZeroHost else { return nil }
+        let heardFrame = (Double(nanos) - frameZeroHost) * Double(sampleRate) / 1e9 - Double(latencyFrames)
         return base.songSeconds + (heardFrame - Double(base.outputFrame)) * base.rate / Double(sampleRate) - offsetSeconds
     }
 }

@@ -113,6 +113,15 @@ func tempoChangeSequence() -> MusicSequence {
         clock.update(anchor: PlaybackAnchor(outputFrame: 4_800 + 96_000, songPosition: 100 * unit, rateStep: unit * 3 / 2, hostNanos: 4_000_000_000),
                      latencyFrames: 480)
         #expect(abs(clock.songSeconds(atHostTime: 4_010_000_000)! - (3.15 - 1)) < 1e-9)
+        // A driver that woke 3 ms late moves the clock by no more than the drift allowance
+        // (200 ppm of the 0.1 s since the last block: 20 us, 30 us of song at rate 1.5).
+        clock.update(anchor: PlaybackAnchor(outputFrame: 4_800 + 96_000 + 4_800, songPosition: 100 * unit, rateStep: unit * 3 / 2,
+                                            hostNanos: 4_103_000_000), latencyFrames: 480)
+        #expect(abs(clock.songSeconds(atHostTime: 4_010_000_000)! - (3.15 - 1)) < 31e-6)
+        // A device that runs slow against the host (1 ms in 10 s) is followed.
+        clock.update(anchor: PlaybackAnchor(outputFrame: 4_800 + 576_000, songPosition: 100 * unit, rateStep: unit * 3 / 2,
+                                            hostNanos: 14_001_000_000), latencyFrames: 480)
+        #expect(abs(clock.songSeconds(atHostTime: 14_011_000_000)! - (0.15 + 18 - 1)) < 1e-6)
     }
 
     @Test func theCountInIsDropped() {
