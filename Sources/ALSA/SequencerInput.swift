@@ -4,11 +4,15 @@ import Synchronization
 
 /// Receives what arrives at a ``SequencerClient``'s input port, on a thread of its own.
 ///
-/// Events are stamped by the kernel as they reach the port, with the real time of an ALSA
-/// queue this input runs (as arecordmidi does), so the stamp does not depend on when the
-/// thread gets to read them. The queue's time is turned into monotonic host time through an
-/// offset measured when the queue starts (both clocks come from the kernel's monotonic
-/// time, so the offset holds). Every event is decoded to MIDI bytes (channel messages,
+/// Events are stamped by the kernel as they reach the port, with the time of an ALSA queue
+/// this input runs, so the stamp does not depend on when the thread gets to read them. By
+/// default the stamp is the queue's tick count (10 us ticks), as arecordmidi records: it
+/// advances at the sequencer timer's interrupts by their nominal period, so an event another
+/// program scheduled on a queue is stamped with the time it was scheduled for even when the
+/// interrupt that delivers it runs late; a live keyboard's events are placed on the timer's
+/// grid (1 ms with the high-resolution timer). ``SequencerInputStamps/realTime`` stamps the
+/// exact arrival instead. The queue's time is turned into monotonic host time through an
+/// offset measured when the queue starts. Every event is decoded to MIDI bytes (channel messages,
 /// sysex, system common and real-time; timing clock and active sensing are left out).
 public final class SequencerInput: @unchecked Sendable {
     private let client: SequencerClient
@@ -18,12 +22,33 @@ public final class SequencerInput: @unchecked Sendable {
     /// Monotonic host time minus queue time, in nanoseconds.
     public let hostOffsetNanos: Int64
 
-    fileprivate init(client: SequencerClient) throws(SequencerError) {
+    /// Nanoseconds per queue tick when stamping with ticks (see ``SequencerInputStamps``).
+    static let tickNanoseconds: Int64 = 10_000
+    private let stamps: SequencerInputStamps
+
+    fileprivate init(client: SequencerClient, stamps: SequencerInputStamps) throws(SequencerError) {
         self.client = client
+        self.stamps = stamps
         let handle = client.handle
         let q = snd_seq_alloc_named_queue(handle, "Tactus input")
         if q < 0 { throw .failed(operation: "allocate a queue", code: q) }
         queue = q
+        if stamps == .queueTicks {
+            // 10 us ticks: a quarter note of 1 s in 100,000 ticks (32-bit ticks last 11.9 hours).
+            var tempoPointer: OpaquePointer?
+            // Read first: the kernel refuses a tempo whose skew fields are not the queue's.
+            if snd_seq_queue_tempo_malloc(&tempoPointer) >= 0, let tempo = tempoPointer {
+                _ = snd_seq_get_queue_tempo(handle, q, tempo)
+                snd_seq_queue_tempo_set_tempo(tempo, 1_000_000)
+                snd_seq_queue_tempo_set_ppq(tempo, Int32(1_000_000_000 / SequencerInput.tickNanoseconds))
+                let rc = snd_seq_set_queue_tempo(handle, q, tempo)
+                snd_seq_queue_tempo_free(tempo)
+                if rc < 0 {
+                    snd_seq_free_queue(handle, q)
+                    throw .failed(operation: "set the input queue's tempo", code: rc)
+                }
+            }
+        }
         var infoPointer: OpaquePointer?
         guard tactus_seq_port_info_malloc(&infoPointer) >= 0, let info = infoPointer else {
             snd_seq_free_queue(handle, q)
@@ -33,7 +58,7 @@ public final class SequencerInput: @unchecked Sendable {
         var rc = snd_seq_get_port_info(handle, client.inputPort, info)
         if rc >= 0 {
             snd_seq_port_info_set_timestamping(info, 1)
-            snd_seq_port_info_set_timestamp_real(info, 1)
+            snd_seq_port_info_set_timestamp_real(info, stamps == .realTime ? 1 : 0)
             snd_seq_port_info_set_timestamp_queue(info, q)
             rc = snd_seq_set_port_info(handle, client.inputPort, info)
         }
@@ -95,8 +120,13 @@ public final class SequencerInput: @unchecked Sendable {
                 if rc < 0 { break }
                 guard let event = received else { continue }
                 let now = SequencerInput.monotonic()
-                let real = event.pointee.time.time
-                let stamped = Int64(real.tv_sec) * 1_000_000_000 + Int64(real.tv_nsec)
+                let stamped: Int64
+                if stamps == .realTime {
+                    let real = event.pointee.time.time
+                    stamped = Int64(real.tv_sec) * 1_000_000_000 + Int64(real.tv_nsec)
+                } else {
+                    stamped = Int64(event.pointee.time.tick) * SequencerInput.tickNanoseconds
+                }
                 // Events the kernel did not stamp (none should reach this port) take the time they were read.
                 let host = stamped > 0 ? stamped + hostOffsetNanos : now
                 snd_midi_event_reset_decode(decoder)
@@ -123,9 +153,20 @@ extension SequencerClient {
     /// Starts receiving on the input port: `deliver` gets every message with its monotonic
     /// host time, in order, on the input's thread. Keep the returned input alive while
     /// recording; stop it before the client goes.
-    public func startInput(_ deliver: @escaping @Sendable (_ hostNanos: Int64, _ bytes: [UInt8]) -> Void) throws(SequencerError) -> SequencerInput {
-        let input = try SequencerInput(client: self)
+    public func startInput(stamps: SequencerInputStamps = .queueTicks,
+                           _ deliver: @escaping @Sendable (_ hostNanos: Int64, _ bytes: [UInt8]) -> Void) throws(SequencerError) -> SequencerInput {
+        let input = try SequencerInput(client: self, stamps: stamps)
         input.start(deliver)
         return input
     }
+}
+
+/// How the kernel stamps events arriving at the input port.
+public enum SequencerInputStamps: String, Sendable, CaseIterable {
+    /// The queue's real time at the moment of arrival, including how late the interrupt
+    /// that delivered the event ran.
+    case realTime = "real"
+    /// The queue's tick count (10 us ticks), which advances by the timer's nominal period at
+    /// each interrupt: what arecordmidi records.
+    case queueTicks = "tick"
 }

@@ -108,6 +108,9 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Output buffer in milliseconds (the latency of thru and clicks), 5...2000.")
     var latency: Double = 20
 
+    @Option(help: "How the sequencer stamps input: 'tick' (the queue's timer ticks, as arecordmidi) or 'real' (the exact arrival).")
+    var stamps: String = "tick"
+
     @Option(help: "Rebuild the take from this journal (after a crash) into -o, instead of recording.")
     var recover: String?
 
@@ -142,7 +145,10 @@ struct RecordCommand: ParsableCommand {
         var endSeconds: Double?
     }
 
+    var stampMode: SequencerInputStamps { SequencerInputStamps(rawValue: stamps) ?? .queueTicks }
+
     func makePlan() throws -> Plan {
+        guard SequencerInputStamps(rawValue: stamps) != nil else { throw usage("--stamps '\(stamps)' is not 'tick' or 'real'") }
         if overdub && replace { throw usage("--overdub and --replace exclude each other") }
         guard (0...16).contains(countIn) else { throw usage("--count-in \(countIn) is outside 0...16 bars") }
         var base: MusicSequence
@@ -311,7 +317,9 @@ struct RecordCommand: ParsableCommand {
             freeClock = MonotonicRecordingClock(originHostNanos: monotonicNanoseconds(), originSongSeconds: startSeconds - countInSeconds)
         }
         do {
-            if let client { sequencerInput = try client.startInput(deliver) }
+            if let client {
+                sequencerInput = try client.startInput(stamps: stampMode, deliver)
+            }
         } catch {
             printError("tactus: \(error)")
             throw ExitCode(ExitStatus.unavailable)

@@ -41,5 +41,10 @@ midi_port_tests() {
 }
 check "tactus play --port into Midi Through recorded by arecordmidi (same notes within 2 ms, rate/from/to, Ctrl-C note-offs, unknown port)" midi_port_tests
 
+record_tests() {
+  TACTUS_REAL_ALSA=1 TACTUS_BINARY="$release/tactus" "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter RecordDeviceTests
+}
+check "tactus record: aplaymidi into its port (within 2 ms, also with audio on snd-dummy), virmidi raw device and raw bytes, kill -9 then --recover, unknown port" record_tests
+
 echo "VM: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
