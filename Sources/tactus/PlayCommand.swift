@@ -143,12 +143,19 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Play MIDI only, to these ALSA sequencer ports (CLIENT:PORT or a client name prefix, comma-separated); no audio device is used.")
     var port: String?
 
+    @Option(name: .customLong("port-tracks"), help: "Send these tracks to an ALSA sequencer port in step with the audio: TRACKS=PORT, like 2,3=20:0 (repeatable).")
+    var portTracks: [String] = []
+
     @OptionGroup var transport: TransportOptions
 
     @OptionGroup var input: InputOptions
 
     func run() throws {
         if let port {
+            if !portTracks.isEmpty {
+                printError("\(file): --port-tracks goes with audio playback; --port already sends every track to ports")
+                throw ExitCode(ExitStatus.usage)
+            }
             try playMIDI(to: port)
             return
         }
@@ -167,6 +174,7 @@ struct PlayCommand: ParsableCommand {
         let smf = try loadTimedMIDIFile(file, options: input, purpose: "played")
         var sequence = smf.makeSequence()
         let plan = try transport.plan(for: &sequence, file: file)
+        let midiOut = try PortTrackOutput.make(routes: portTracks, sequence: &sequence, file: file)
 
         // The device: one line naming it and pointing at render when there is none.
         let isFilePlugin = device.hasPrefix("file:")
@@ -194,6 +202,8 @@ struct PlayCommand: ParsableCommand {
         }
         player.outputLatencyFrames = output.granted.bufferFrames
         plan.apply(to: player)
+        midiOut?.prepare(sampleRate: grantedRate, loopFrames: plan.loop == nil ? nil
+                         : player.songFrame(atTick: plan.fromTick)..<player.songFrame(atTick: plan.toTick ?? player.schedule.endTick))
         let source = PlayerPCMSource(player: player, tailFrames: Int64((tail * Double(grantedRate)).rounded()))
         source.prerollLatency()
         player.start()
@@ -213,6 +223,7 @@ struct PlayCommand: ParsableCommand {
         var interrupted = false
         while true {
             player.service()
+            midiOut?.service(player)
             if playInterrupted.load(ordering: .relaxed) { interrupted = true; break }
             if source.isFinished { break }
             if let error = output.error {
@@ -250,6 +261,7 @@ struct PlayCommand: ParsableCommand {
             let deadline = Date().addingTimeInterval(Double(target - output.framesWritten) / Double(grantedRate) + 5)
             while output.framesWritten < target && Date() < deadline && output.isRunning { usleep(5_000) }
         }
+        midiOut?.stop()
         // Drain in every case: what the device still holds is at most the latency, and it
         // carries the releases of the notes a stop just ended.
         output.stop(drain: true)

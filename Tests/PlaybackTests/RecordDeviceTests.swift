@@ -267,4 +267,25 @@ struct RecordDeviceTests {
         #expect(lines.count == 1 && lines[0].contains("no MIDI port 'NoSuchKeyboard'") && lines[0].contains("14:0 Midi Through"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir + "/x.mid.journal"))
     }
+
+    @Test func portTracksLeaveInStepWithTheAudioWithin2ms() throws {
+        let dir = try workspace()
+        let song = ports.songs.appendingPathComponent("click-track.mid").path
+        let recording = dir + "/rec.mid"
+        let recorder = try ports.spawn("/usr/bin/arecordmidi", ["-p", "14:0", "-b", "120", "-t", "960", recording],
+                                       stdout: dir + "/arecordmidi.out", stderr: dir + "/arecordmidi.err")
+        usleep(500_000)
+        // The click track goes to Midi Through while the (empty) rest plays on snd-dummy.
+        let r = try ports.device.tactus(["play", song, "--device", "hw:2,0", "--latency", "50", "--to", "5:1", "--tail", "0.2",
+                                         "--quiet", "--port-tracks", "1=14:0"])
+        #expect(r.status == 0, "\(r.stderr)")
+        usleep(300_000)
+        kill(recorder, SIGINT)
+        _ = ports.waitForExit(recorder, seconds: 10, what: "arecordmidi")
+        let original = try ports.heard(song).notes.filter { $0.seconds < 9.3 }
+        let got = try ports.heard(recording)
+        ports.expectSameNotes(got.notes, original)
+        // At the end the port's channel is silenced.
+        #expect(got.messages.contains(.controlChange(channel: 9, controller: 123, value: 0)))
+    }
 }
