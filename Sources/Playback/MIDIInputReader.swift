@@ -45,7 +45,13 @@ public final class MIDIByteStreamReader: @unchecked Sendable {
         }
         // Non-blocking: opening a FIFO must not wait for a writer, and reads never hang.
         fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw MIDIInputDeviceError(path: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else {
+            let code = errno
+            var reason = String(cString: strerror(code))
+            // Sound devices belong to the audio group on Debian and most distributions.
+            if code == EACCES && path.hasPrefix("/dev/snd/") { reason += " (add your user to the 'audio' group and log in again)" }
+            throw MIDIInputDeviceError(path: path, reason: reason)
+        }
     }
 
     deinit {

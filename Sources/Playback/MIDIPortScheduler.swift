@@ -130,7 +130,7 @@ public final class MIDIPortScheduler {
         guard let anchor, anchor.hostNanos != 0 else { return [] }
         let unit = Engine.positionUnitsPerFrame
         // The earliest host time per output frame: late wake-ups do not count.
-        let zero = Double(anchor.hostNanos) - Double(anchor.outputFrame) * 1e9 / Double(sampleRate)
+        let zero = Double(anchor.hostNanos) - Double(PlayerRecordingClock.steadyFrame(anchor, latencyFrames: latencyFrames)) * 1e9 / Double(sampleRate)
         if let f = frameZeroHost {
             frameZeroHost = min(zero, f + Double(max(0, anchor.hostNanos - lastHost)) * 200e-6)
         } else {

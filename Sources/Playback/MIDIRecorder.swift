@@ -404,7 +404,7 @@ public struct PlayerRecordingClock: RecordingClock, Sendable {
                     Double(anchor.songPosition) / Double(Engine.positionUnitsPerFrame) / Double(sampleRate),
                     Double(anchor.rateStep) / Double(Engine.positionUnitsPerFrame))
         }
-        let zero = Double(anchor.hostNanos) - Double(anchor.outputFrame) * 1e9 / Double(sampleRate)
+        let zero = Double(anchor.hostNanos) - Double(PlayerRecordingClock.steadyFrame(anchor, latencyFrames: latencyFrames)) * 1e9 / Double(sampleRate)
         if let previous = frameZeroHost {
             let allowed = previous + Double(max(0, anchor.hostNanos - lastHost)) * Self.drift
             frameZeroHost = min(zero, allowed)
@@ -413,6 +413,15 @@ public struct PlayerRecordingClock: RecordingClock, Sendable {
         }
         lastHost = anchor.hostNanos
         self.latencyFrames = latencyFrames
+    }
+
+    /// The output frame an anchor's host time goes with. While the driver fills the device's
+    /// buffer at the start, blocks are asked for back to back, sooner than their frames are
+    /// heard after: each is taken as the frame that fills the buffer (its latency), which
+    /// is what the first block asked for once it is full goes with, so the earliest host
+    /// time kept is not one the start made too early.
+    static func steadyFrame(_ anchor: PlaybackAnchor, latencyFrames: Int) -> Int64 {
+        max(anchor.outputFrame, Int64(latencyFrames))
     }
 
     public func songSeconds(atHostTime nanos: Int64) -> Double? {

@@ -29,8 +29,11 @@ public struct RecordingJournalHeader: Hashable, Sendable {
 
     /// A time signature at a tick.
     public struct TimedSignature: Hashable, Sendable {
+        /// Where the signature starts.
         public var tick: Int64
+        /// The signature.
         public var signature: TimeSignature
+        /// Creates a time signature at a tick.
         public init(tick: Int64, signature: TimeSignature) {
             self.tick = tick
             self.signature = signature

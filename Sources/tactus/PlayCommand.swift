@@ -219,6 +219,7 @@ struct PlayCommand: ParsableCommand {
             terminal.restore()
             throw unavailable("cannot start (\(error.reason))")
         }
+        midiOut?.serviceFirstBlock(player)
         let status = StatusLine(player: player, sequence: sequence, output: output, endTick: plan.toTick ?? player.schedule.endTick)
         var interrupted = false
         while true {

@@ -104,6 +104,17 @@ final class PortTrackOutput {
         perform(scheduler.service(anchor: player.outputAnchor(), latencyFrames: player.heardLatencyFrames, nowNanos: monotonicNanoseconds()))
     }
 
+    /// Waits (at most 200 ms) for the driver's first block and schedules from it at once:
+    /// what starts the song is due as soon as the device starts playing.
+    func serviceFirstBlock(_ player: Player) {
+        guard scheduler != nil else { return }
+        for _ in 0..<400 {
+            if let anchor = player.outputAnchor(), anchor.hostNanos != 0 { break }
+            usleep(500)
+        }
+        service(player)
+    }
+
     /// Drops what is still scheduled and silences the ports (end, stop, Ctrl-C).
     func stop() {
         guard let scheduler else { return }

@@ -22,15 +22,25 @@ import Testing
 
     @Test func messagesLeaveWhenTheirFrameIsHeard() {
         let s = scheduler()
-        // Output frame 0 is song frame 0 and was asked for at 1 s; 480 frames (10 ms) of latency.
-        let first = s.service(anchor: PlaybackAnchor(outputFrame: 0, songPosition: 0, rateStep: unit, hostNanos: 1_000_000_000),
+        // Output frame 4800 is song frame 4800, asked for at 1 s; 480 frames (10 ms) of latency.
+        let first = s.service(anchor: PlaybackAnchor(outputFrame: 4_800, songPosition: 4_800 * unit, rateStep: unit, hostNanos: 1_000_000_000),
                               latencyFrames: 480, nowNanos: 1_000_000_000)
-        // Within 100 ms: only the note at 4800 (0.1 s), heard at 1.11 s.
-        #expect(sends(first) == [1_110_000_000])
+        // Within 100 ms: the note-on at 4800 heard at 1.01 s, the note-off at 9600 at 1.11 s.
+        #expect(sends(first) == [1_010_000_000, 1_110_000_000])
         // A driver 2 ms late moves nothing but the 200 ppm drift allowance (20 us in 0.1 s).
-        let second = s.service(anchor: PlaybackAnchor(outputFrame: 4_800, songPosition: 4_800 * unit, rateStep: unit, hostNanos: 1_102_000_000),
+        let second = s.service(anchor: PlaybackAnchor(outputFrame: 9_600, songPosition: 9_600 * unit, rateStep: unit, hostNanos: 1_102_000_000),
                                latencyFrames: 480, nowNanos: 1_102_000_000)
         #expect(sends(second).count == 1 && abs(sends(second)[0] - 1_210_000_000) <= 20_400)
+    }
+
+    @Test func blocksAskedForWhileTheBufferFillsCountAsTheFirstFullOne() {
+        let s = scheduler()
+        // At the start the driver asks for block after block at once (here at 1 s): a block
+        // at output frame 0 is heard when the buffer (480 frames) has filled and starts to
+        // play, like the block at 480 asked for at the same moment.
+        let actions = s.service(anchor: PlaybackAnchor(outputFrame: 0, songPosition: 0, rateStep: unit, hostNanos: 1_000_000_000),
+                                latencyFrames: 480, nowNanos: 1_000_000_000)
+        #expect(sends(actions) == [1_100_000_000])
     }
 
     @Test func theRateScalesTheTimes() {

@@ -172,7 +172,9 @@ struct RecordDeviceTests {
         let run = try recordAplaymidi(song, port: nil, recordArguments: ["-o", dir + "/rec.mid", "--device", "hw:2,0", "--latency", "50", "--metronome"],
                                       dir: dir)
         #expect(run.status == 0, "\(run.err)")
-        expectSame(try events(dir + "/rec.mid"), try events(song))
+        // The take's clock is snd-dummy's, a timer-driven card whose periods the emulated CPU
+        // serves late now and then: a looser bound than for the sequencer's own clock.
+        expectSame(try events(dir + "/rec.mid"), try events(song), tolerance: 0.005)
     }
 
     @Test func theVirmidiRawDeviceIsRecordedWithTheSameEvents() throws {
