@@ -286,7 +286,16 @@ struct RecordDeviceTests {
         _ = ports.waitForExit(recorder, seconds: 10, what: "arecordmidi")
         let original = try ports.heard(song).notes.filter { $0.seconds < 9.3 }
         let got = try ports.heard(recording)
-        ports.expectSameNotes(got.notes, original)
+        // In step: one offset (the median; the first note can leave only once the device has
+        // started, so it is the one most likely late) brings every note within 2 ms.
+        #expect(got.notes.count == original.count, "\(got.notes.count) notes, expected \(original.count)")
+        let differences = zip(got.notes, original).map { $0.seconds - $1.seconds }.sorted()
+        let offset = differences.isEmpty ? 0 : differences[differences.count / 2]
+        let worst = differences.map { abs($0 - offset) }.max() ?? .infinity
+        #expect(zip(got.notes, original).allSatisfy { $0.key == $1.key && $0.channel == $1.channel && $0.velocity == $1.velocity })
+        #expect(worst <= 0.002, "a note is \(worst * 1000) ms out of step")
+        print(String(format: "port track notes in step within %.3f ms (first note %.3f ms from the common offset)", worst * 1000,
+                     ((got.notes.first?.seconds ?? 0) - (original.first?.seconds ?? 0) - offset) * 1000))
         // At the end the port's channel is silenced.
         #expect(got.messages.contains(.controlChange(channel: 9, controller: 123, value: 0)))
     }
