@@ -233,9 +233,13 @@ struct RecordCommand: ParsableCommand {
         var client: SequencerClient?
         var sequencerInput: SequencerInput?
         var reader: MIDIByteStreamReader?
+        var stampedReader: RawMIDIInput?
         if let inputDevice {
+            // A card's raw MIDI device is read with the kernel's stamps where it can give them;
+            // anything else (a FIFO, a serial line, an older kernel) is stamped on reading.
+            stampedReader = RawMIDIInput(path: inputDevice)
             do {
-                reader = try MIDIByteStreamReader(path: inputDevice)
+                if stampedReader == nil { reader = try MIDIByteStreamReader(path: inputDevice) }
             } catch {
                 printError("tactus: \(error)")
                 throw ExitCode(ExitStatus.unavailable)
@@ -325,6 +329,12 @@ struct RecordCommand: ParsableCommand {
             throw ExitCode(ExitStatus.unavailable)
         }
         reader?.start { deliver($0.hostNanos, $0.bytes) }
+        if let stampedReader {
+            let parser = Mutex(MIDIByteStreamInput())
+            stampedReader.start { host, bytes in
+                for event in parser.withLock({ $0.receive(bytes, atHostTime: host) }) { deliver(event.hostNanos, event.bytes) }
+            }
+        }
 
         var inputs: [String] = []
         if let client { inputs.append("port \(client.inputAddress) (Tactus in)" + (sources.isEmpty ? "" : ", connected from \(sources.joined(separator: ", "))")) }
@@ -383,6 +393,7 @@ struct RecordCommand: ParsableCommand {
         // Stop: inputs first, then what they delivered goes into the take.
         sequencerInput?.stop()
         reader?.stop()
+        stampedReader?.stop()
         absorb()
         if let seconds = clockSeconds(monotonicNanoseconds()) { takeNow = seconds }
         if let end = plan.endSeconds { takeNow = min(takeNow, end) }
@@ -481,7 +492,7 @@ struct RecordCommand: ParsableCommand {
         let startSeconds = tempoMap.seconds(atTick: plan.settings.startTick)
         let position: String
         if takeNow < startSeconds {
-            position = String(format: "count-in %.1f", startSeconds - takeNow)
+            position = String(format: "count-in %.1f s", startSeconds - takeNow)
         } else {
             var seconds = takeNow
             if let loop = plan.settings.loop {
@@ -492,7 +503,8 @@ struct RecordCommand: ParsableCommand {
             position = "\(bbt.bar):\(bbt.beat)"
         }
         let last = inbox.last.withLock { $0 }.prefix(3).map { String(format: "%02x", $0) }.joined(separator: " ")
-        return "REC \(position)  \(formatDuration(max(0, takeNow - startSeconds)))  in: \(inbox.count.load(ordering: .relaxed)) events" + (last.isEmpty ? "" : "  last \(last)")
+        let count = inbox.count.load(ordering: .relaxed)
+        return "REC \(position)  \(formatDuration(max(0, takeNow - startSeconds)))  in: \(count) event\(count == 1 ? "" : "s")" + (last.isEmpty ? "" : "  last \(last)")
     }
 
     /// Writes the take merged into the base sequence as a format-1 file; returns a summary.

@@ -184,10 +184,11 @@ struct RecordDeviceTests {
         let run = try recordAplaymidi(song, port: "20:0", recordArguments: ["-o", dir + "/rec.mid", "--no-audio", "--input-device", "/dev/snd/midiC1D0"],
                                       dir: dir)
         #expect(run.status == 0, "\(run.err)")
-        // The same messages. They are stamped when the reading thread gets the bytes rather than
-        // by the kernel, so under the VM's emulated CPU their times scatter by tens of ms:
-        // the figure is printed, and only a gross error fails.
-        expectSame(try events(dir + "/rec.mid"), try events(song), tolerance: 0.100)
+        // The same messages. The raw device stamps bytes as they arrive, which includes how
+        // late the emulated CPU ran the interrupt that delivered them (aplaymidi's queue
+        // timer), unlike the sequencer's tick stamps: the figure is printed, and only an error
+        // beyond what the VM shows fails.
+        expectSame(try events(dir + "/rec.mid"), try events(song), tolerance: 0.015)
     }
 
     /// Writes raw bytes into /dev/snd/midiC1D1, which VirMIDI 1-1 (client 21) sends on.
