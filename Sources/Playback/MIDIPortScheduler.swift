@@ -33,8 +33,9 @@ public enum MIDIPortAction: Hashable, Sendable {
 /// messages the engine will render within ``lookaheadNanos`` to be scheduled at the host time
 /// their frame is heard: the output frame they are rendered at plus the output latency,
 /// converted with the earliest host time seen for an output frame (as
-/// ``PlayerRecordingClock`` does, so driver wake-up jitter stays out). A sender (an ALSA
-/// queue) delivers them then.
+/// ``PlayerRecordingClock`` does, so driver wake-up jitter stays out; blocks rendered while
+/// the driver fills the buffer at the start are not used, as they are asked for long before
+/// they play). A sender (an ALSA queue) delivers them then.
 ///
 /// When the anchor shows a stop, a locate, a loop jump or a rate change, what was scheduled
 /// and not yet due is dropped, the notes already sounding on each port get their note-offs
@@ -127,10 +128,10 @@ public final class MIDIPortScheduler {
 
     /// Reads the engine's position and returns what to send, drop or silence now.
     public func service(anchor: PlaybackAnchor?, latencyFrames: Int, nowNanos now: Int64) -> [MIDIPortAction] {
-        guard let anchor, anchor.hostNanos != 0 else { return [] }
+        guard let anchor, PlayerRecordingClock.isSteady(anchor, latencyFrames: latencyFrames) else { return [] }
         let unit = Engine.positionUnitsPerFrame
         // The earliest host time per output frame: late wake-ups do not count.
-        let zero = Double(anchor.hostNanos) - Double(PlayerRecordingClock.steadyFrame(anchor, latencyFrames: latencyFrames)) * 1e9 / Double(sampleRate)
+        let zero = Double(anchor.hostNanos) - Double(anchor.outputFrame) * 1e9 / Double(sampleRate)
         if let f = frameZeroHost {
             frameZeroHost = min(zero, f + Double(max(0, anchor.hostNanos - lastHost)) * 200e-6)
         } else {

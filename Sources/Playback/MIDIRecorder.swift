@@ -396,15 +396,15 @@ public struct PlayerRecordingClock: RecordingClock, Sendable {
     }
 
     /// Takes an anchor as ``Player/outputAnchor()`` gives it; anchors of blocks rendered
-    /// before the driver ran (host time 0) are ignored.
+    /// before the driver ran (host time 0) or while it filled the buffer are ignored.
     public mutating func update(anchor: PlaybackAnchor, latencyFrames: Int) {
-        guard anchor.hostNanos != 0 else { return }
+        guard PlayerRecordingClock.isSteady(anchor, latencyFrames: latencyFrames) else { return }
         if base == nil, anchor.rateStep > 0 {
             base = (anchor.outputFrame,
                     Double(anchor.songPosition) / Double(Engine.positionUnitsPerFrame) / Double(sampleRate),
                     Double(anchor.rateStep) / Double(Engine.positionUnitsPerFrame))
         }
-        let zero = Double(anchor.hostNanos) - Double(PlayerRecordingClock.steadyFrame(anchor, latencyFrames: latencyFrames)) * 1e9 / Double(sampleRate)
+        let zero = Double(anchor.hostNanos) - Double(anchor.outputFrame) * 1e9 / Double(sampleRate)
         if let previous = frameZeroHost {
             let allowed = previous + Double(max(0, anchor.hostNanos - lastHost)) * Self.drift
             frameZeroHost = min(zero, allowed)
@@ -415,13 +415,12 @@ public struct PlayerRecordingClock: RecordingClock, Sendable {
         self.latencyFrames = latencyFrames
     }
 
-    /// The output frame an anchor's host time goes with. While the driver fills the device's
-    /// buffer at the start, blocks are asked for back to back, sooner than their frames are
-    /// heard after: each is taken as the frame that fills the buffer (its latency), which
-    /// is what the first block asked for once it is full goes with, so the earliest host
-    /// time kept is not one the start made too early.
-    static func steadyFrame(_ anchor: PlaybackAnchor, latencyFrames: Int) -> Int64 {
-        max(anchor.outputFrame, Int64(latencyFrames))
+    /// True for an anchor whose host time tells when its frame is heard: while the driver
+    /// fills the device's buffer at the start it asks for block after block as fast as they
+    /// render, long before their frames play, so blocks before the buffer's length (the
+    /// latency) say nothing about the device's clock.
+    static func isSteady(_ anchor: PlaybackAnchor, latencyFrames: Int) -> Bool {
+        anchor.hostNanos != 0 && anchor.outputFrame >= Int64(latencyFrames)
     }
 
     public func songSeconds(atHostTime nanos: Int64) -> Double? {

@@ -205,8 +205,10 @@ struct PlayCommand: ParsableCommand {
         midiOut?.prepare(sampleRate: grantedRate, loopFrames: plan.loop == nil ? nil
                          : player.songFrame(atTick: plan.fromTick)..<player.songFrame(atTick: plan.toTick ?? player.schedule.endTick))
         let source = PlayerPCMSource(player: player, tailFrames: Int64((tail * Double(grantedRate)).rounded()))
-        source.prerollLatency()
-        player.start()
+        // With tracks on MIDI ports the song starts once the device runs steadily (see
+        // PortTrackOutput.startWhenSteady), so their first messages can be scheduled ahead.
+        source.prerollLatency(startPlaying: midiOut == nil)
+        if midiOut == nil { player.start() }
 
         for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber) { _ in playInterrupted.store(true, ordering: .relaxed) }
@@ -219,7 +221,7 @@ struct PlayCommand: ParsableCommand {
             terminal.restore()
             throw unavailable("cannot start (\(error.reason))")
         }
-        midiOut?.serviceFirstBlock(player)
+        midiOut?.startWhenSteady(player)
         let status = StatusLine(player: player, sequence: sequence, output: output, endTick: plan.toTick ?? player.schedule.endTick)
         var interrupted = false
         while true {
@@ -339,12 +341,12 @@ final class PlayerPCMSource: PCMRenderSource, @unchecked Sendable {
 
     /// Renders and drops the graph's latency (the limiter's look-ahead) before the driver
     /// starts, exactly as an offline render does, so both produce the same frames.
-    func prerollLatency() {
+    func prerollLatency(startPlaying: Bool = true) {
         let block = engine.graph.maximumFrameCount
         let left = UnsafeMutablePointer<Float>.allocate(capacity: block), right = UnsafeMutablePointer<Float>.allocate(capacity: block)
         defer { left.deallocate(); right.deallocate() }
         var remaining = engine.graph.latencyFrames
-        player.start()
+        if startPlaying { player.start() }
         while remaining > 0 {
             let n = min(remaining, block)
             engine.render(frameCount: n, into: StereoBuffer(left: left, right: right))

@@ -104,12 +104,17 @@ final class PortTrackOutput {
         perform(scheduler.service(anchor: player.outputAnchor(), latencyFrames: player.heardLatencyFrames, nowNanos: monotonicNanoseconds()))
     }
 
-    /// Waits (at most 200 ms) for the driver's first block and schedules from it at once:
-    /// what starts the song is due as soon as the device starts playing.
-    func serviceFirstBlock(_ player: Player) {
-        guard scheduler != nil else { return }
+    /// Starts `player` once the driver has filled the device's buffer and asks for blocks at
+    /// the device's pace (at most a second's wait), then schedules at once: the anchors of
+    /// those blocks tell when a frame is heard, so the song's first messages leave on time.
+    func startWhenSteady(_ player: Player) {
+        for _ in 0..<2000 {
+            if let a = player.outputAnchor(), a.hostNanos != 0, a.outputFrame > Int64(player.heardLatencyFrames + player.engine.graph.maximumFrameCount) { break }
+            usleep(500)
+        }
+        player.start()
         for _ in 0..<400 {
-            if let anchor = player.outputAnchor(), anchor.hostNanos != 0 { break }
+            if let a = player.outputAnchor(), a.rateStep != 0 { break }
             usleep(500)
         }
         service(player)

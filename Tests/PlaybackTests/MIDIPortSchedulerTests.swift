@@ -33,14 +33,17 @@ import Testing
         #expect(sends(second).count == 1 && abs(sends(second)[0] - 1_210_000_000) <= 20_400)
     }
 
-    @Test func blocksAskedForWhileTheBufferFillsCountAsTheFirstFullOne() {
+    @Test func blocksAskedForWhileTheBufferFillsAreNotUsed() {
         let s = scheduler()
-        // At the start the driver asks for block after block at once (here at 1 s): a block
-        // at output frame 0 is heard when the buffer (480 frames) has filled and starts to
-        // play, like the block at 480 asked for at the same moment.
-        let actions = s.service(anchor: PlaybackAnchor(outputFrame: 0, songPosition: 0, rateStep: unit, hostNanos: 1_000_000_000),
-                                latencyFrames: 480, nowNanos: 1_000_000_000)
-        #expect(sends(actions) == [1_100_000_000])
+        // At the start the driver asks for block after block at once, long before they play:
+        // nothing is scheduled from those until a block past the buffer's length comes.
+        #expect(s.service(anchor: PlaybackAnchor(outputFrame: 0, songPosition: 0, rateStep: unit, hostNanos: 1_000_000_000),
+                          latencyFrames: 480, nowNanos: 1_000_000_000).isEmpty)
+        #expect(s.service(anchor: PlaybackAnchor(outputFrame: 240, songPosition: 240 * unit, rateStep: unit, hostNanos: 1_000_100_000),
+                          latencyFrames: 480, nowNanos: 1_000_100_000).isEmpty)
+        let steady = s.service(anchor: PlaybackAnchor(outputFrame: 960, songPosition: 960 * unit, rateStep: unit, hostNanos: 1_010_000_000),
+                               latencyFrames: 480, nowNanos: 1_010_000_000)
+        #expect(sends(steady) == [1_010_000_000 + 4_320 * 1_000_000_000 / 48_000])
     }
 
     @Test func theRateScalesTheTimes() {
