@@ -354,10 +354,11 @@ struct RecordCommand: ParsableCommand {
         func clockSeconds(_ host: Int64) -> Double? {
             playerClock?.songSeconds(atHostTime: host) ?? freeClock?.songSeconds(atHostTime: host)
         }
-        func absorb() {
+        func absorb(force: Bool = false) {
             if let audio { playerClock?.update(from: audio.player) }
             held += inbox.take()
-            guard !held.isEmpty, clockSeconds(held[0].hostNanos) != nil else { return }
+            // Until the audio clock runs, input waits; at the stop it goes in regardless.
+            guard !held.isEmpty, force || clockSeconds(held[0].hostNanos) != nil else { return }
             for event in held {
                 let seconds = clockSeconds(event.hostNanos) ?? takeNow
                 journal.append(nanoseconds: Int64((seconds * 1e9).rounded()), bytes: event.bytes)
@@ -394,7 +395,7 @@ struct RecordCommand: ParsableCommand {
         sequencerInput?.stop()
         reader?.stop()
         stampedReader?.stop()
-        absorb()
+        absorb(force: true)
         if let seconds = clockSeconds(monotonicNanoseconds()) { takeNow = seconds }
         if let end = plan.endSeconds { takeNow = min(takeNow, end) }
         recorder.finish(atSeconds: takeNow)
