@@ -36,7 +36,7 @@ struct RecordCommand: ParsableCommand {
         or FIFO (--input-device). What is played is heard through the built-in synthesizer \
         (unless --no-thru or --no-audio). Recording ends on Ctrl-C or SIGTERM, after --duration, \
         or at the end of the backing; the file is then written (format 1: the backing's tracks \
-        and the recorded ones) and the journal OUT.journal removed. Until then every event is in \
+        and the recorded ones), the exit status is 0, and the journal OUT.mid.journal is removed. Until then every event is in \
         the journal, on disk within 100 ms: after a crash, `tactus record --recover \
         OUT.mid.journal -o OUT.mid` rebuilds the take.
         """

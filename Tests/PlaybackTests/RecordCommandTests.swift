@@ -150,6 +150,31 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: out + ".journal"), "the journal is removed once the file is written")
     }
 
+    @Test func loopRecordingWritesOneTrackPerPass() throws {
+        let (dir, fifo) = try workspace()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let out = dir + "/loop.mid"
+        // 120 BPM in 4/4: bar 1 lasts 2 s, and --loop-record repeats it; a note on beat 2 of
+        // each of three passes (quantized to quarters, far more than the scheduling slack).
+        let p = try startRecording(["-o", out, "--input-device", fifo, "--no-audio", "--loop-record", "1:1-2:1",
+                                    "--duration", "4.8", "--quantize", "1/4"], dir: dir)
+        let start = Date()
+        for (pass, key) in [(0, UInt8(60)), (1, 62), (2, 64)] {
+            let due = Double(pass) * 2 + 0.5
+            let wait = due - Date().timeIntervalSince(start)
+            if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+            send([0x90, key, 100], to: fifo)
+            usleep(100_000)
+            send([0x80, key, 0], to: fifo)
+        }
+        let r = finish(p, dir: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("3 events (3 notes) in 3 tracks"), "\(r.stdout)")
+        let seq = try SMFReader.read(contentsOf: out).makeSequence()
+        #expect(seq.tracks.map(\.name) == ["Take 1", "Take 2", "Take 3"])
+        #expect(try notes(out).map { [$0[1], $0[2]] } == [[960, 60], [960, 62], [960, 64]])
+    }
+
     @Test func sigtermWritesTheFile() throws {
         let (dir, fifo) = try workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }
