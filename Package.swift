@@ -5,7 +5,7 @@ let package = Package(
     name: "Tactus",
     products: [
         .executable(name: "tactus", targets: ["tactus"]),
-        .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile"]),
+        .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile", "SoundFont"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -23,7 +23,7 @@ let package = Package(
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA",
+                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA", "SoundFont",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -38,6 +38,15 @@ let package = Package(
             dependencies: ["MIDIFile", "Sequencing"],
             path: "Benchmarks/SMFBench"
         ),
+        .executableTarget(name: "soundfont-bench", dependencies: ["SoundFont"], path: "Benchmarks/SoundFontBench"),
+        // The soak run: long playback under transport actions, edits and live input, checked
+        // for lost and repeated events (issue 8); the test suite runs it offline.
+        .target(name: "PlaybackSoak", dependencies: ["Playback", "AudioGraph", "Sequencing", "MIDI", "MallocCounter"]),
+        .executableTarget(
+            name: "tactus-soak",
+            dependencies: ["PlaybackSoak", "ALSA", "AudioGraph"],
+            path: "Benchmarks/Soak"
+        ),
         .executableTarget(
             name: "tactus-scheduler-benchmark",
             dependencies: ["AudioGraph", "Playback", "Sequencing", "MIDI"],
@@ -46,8 +55,9 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "Sequencing", "MIDI"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
+        .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
-        .testTarget(name: "CLITests", dependencies: ["tactus", "MIDIFile", "Sequencing", "MIDI"]),
+        .testTarget(name: "CLITests", dependencies: ["tactus", "MIDIFile", "Sequencing", "MIDI", "SoundFont"]),
         // Test-only allocation counter; linked only into the test executable.
         .target(name: "MallocCounter"),
         // Test-only helpers shared by the audio test suites.
@@ -56,7 +66,7 @@ let package = Package(
         .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI", "AudioTestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["Playback", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter"]
+            dependencies: ["Playback", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak"]
         ),
     ],
     swiftLanguageModes: [.v6]

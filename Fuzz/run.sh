@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (with AddressSanitizer) and runs each for a given time.
 # Usage: Fuzz/run.sh [SECONDS] [TARGET...]   (default 60 s, every target)
+#        FUZZ_RUNS=1000000 Fuzz/run.sh 0 [TARGET...]   (a number of executions instead of a time)
 # Prints each target's executions and exits non-zero when a target finds a crash, leaving the
 # input in Fuzz/findings/TARGET/. Seeds come from Songs/, ../shared/corpus/files and
-# Fuzz/seeds/ (and SoundFonts, once a target reads them).
+# Fuzz/seeds/ (fuzz-sf2 starts from the small hand-built banks in Fuzz/seeds/fuzz-sf2).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions fuzz-sf2)
 shared=${TACTUS_SHARED:-$root/../shared}
 
 cd "$here"
-swift build -c release --sanitize fuzzer --sanitize address 2>&1 | grep -vE "Cannot export local symbol|^\[|^Building|^Build complete" || true
-bin=$(swift build -c release --sanitize fuzzer --sanitize address --show-bin-path)
+# `--sanitize fuzzer` makes SwiftPM link libFuzzer's main; the joined -sanitize=fuzzer,address
+# is what instruments: the Swift driver forwards only the last of several -sanitize flags to
+# the compiler, so `--sanitize fuzzer --sanitize address` builds without coverage counters.
+build=(swift build -c release --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address)
+"${build[@]}" 2>&1 | grep -vE "Cannot export local symbol|^\[|^Building|^Build complete" || true
+bin=$("${build[@]}" --show-bin-path)
 work=$(mktemp -d /tmp/tactus-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -44,10 +49,19 @@ for target in "${targets[@]}"; do
   findings="$here/findings/$target"
   mkdir -p "$findings"
   log="$work/$target.log"
-  if "$bin/$target" "$corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+  if [ -n "${FUZZ_RUNS:-}" ]; then budget=(-runs="$FUZZ_RUNS"); else budget=(-max_total_time="$seconds"); fi
+  started=$(date +%s)
+  if "$bin/$target" "$corpus" "${budget[@]}" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
        -artifact_prefix="$findings/" -print_final_stats=1 > "$log" 2>&1; then
     runs=$(grep -E "stat::number_of_executed_units" "$log" | awk '{print $2}')
-    echo "$target: ${runs:-?} executions in ${seconds} s, no finding"
+    coverage=$(grep -oE "DONE +cov: [0-9]+ ft: [0-9]+ corp: [0-9]+" "$log" | tail -1 | sed -E 's/DONE +//')
+    if ! grep -q "INITED cov:" "$log"; then
+      # A fuzzer without coverage feedback is a random-input test: report it as a failure.
+      status=1
+      echo "$target: built without coverage instrumentation (no 'INITED cov:' in libFuzzer's log)"
+      continue
+    fi
+    echo "$target: ${runs:-?} executions in $(( $(date +%s) - started )) s, ${coverage:-coverage ?}, no finding"
   else
     status=1
     echo "$target: FINDING (input saved in $findings)"

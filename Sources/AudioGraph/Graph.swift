@@ -272,12 +272,18 @@ public final class CompiledGraph {
                     let first = outputBuffers[sources[0]].advanced(by: offset)
                     dst.left.update(from: first.left, count: frameCount)
                     dst.right.update(from: first.right, count: frameCount)
-                    for s in sources.dropFirst() {
-                        let src = outputBuffers[s].advanced(by: offset)
-                        for f in 0..<frameCount {
+                    // Index loops: iterating a slice (dropFirst) allocates in debug builds,
+                    // and the audio thread must not allocate in any build.
+                    var k = 1
+                    while k < sources.count {
+                        let src = outputBuffers[sources[k]].advanced(by: offset)
+                        var f = 0
+                        while f < frameCount {
                             dst.left[f] += src.left[f]
                             dst.right[f] += src.right[f]
+                            f += 1
                         }
+                        k += 1
                     }
                     inputScratch[base + b] = dst
                 }

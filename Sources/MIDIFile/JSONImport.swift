@@ -16,8 +16,15 @@ public struct JSONImportError: Error, Hashable, Sendable, CustomStringConvertibl
 /// read: `format`, `division.raw` (or its fields) and `tracks[].events` as
 /// `[tick, kind, hex]`; counts and summaries are recomputed.
 public enum JSONImport {
-    /// Parses the document in `data`.
-    public static func file(from data: Data) throws(JSONImportError) -> StandardMIDIFile {
+    /// Documents larger than this are refused before parsing (256 MiB, as for MIDI files):
+    /// the parsed tree takes several times the text's size.
+    public static let maximumDocumentSize = 256 << 20
+
+    /// Parses the document in `data`, refusing documents over `maximumSize` bytes.
+    public static func file(from data: Data, maximumSize: Int = maximumDocumentSize) throws(JSONImportError) -> StandardMIDIFile {
+        guard data.count <= maximumSize else {
+            throw JSONImportError(path: "$", reason: "limit exceeded: the document is \(data.count) bytes, more than the \(maximumSize) allowed")
+        }
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: data)

@@ -19,6 +19,10 @@ public struct SMFReadOptions: Sendable {
     public var maximumTrackCount: Int = 65_535
     /// Refuse a single meta or sysex event longer than this (default 16 MiB).
     public var maximumEventLength: Int = 16 << 20
+    /// Refuse files with more events than this in all tracks (default 32 Mi, about 1 GiB of
+    /// event records). Checked after each track, so one more track's events may be held
+    /// briefly; the file size limit bounds that track.
+    public var maximumEventCount: Int = 32 << 20
     /// Make every warning an error.
     public var strict = false
 
@@ -231,6 +235,7 @@ private struct FileParser {
             }
         }
         var tracks: [MusicTrack] = []
+        var eventCount = 0
         // One working buffer for every track: its pages are touched once per file.
         let storage = TrackEventStorage()
         var position = h + headerPresent
@@ -268,6 +273,10 @@ private struct FileParser {
                                               truncatedByEOF: truncated, storage: storage)
                 let parsed = try trackParser.parse()
                 warnings.append(contentsOf: trackParser.warnings)
+                eventCount += parsed.track.events.count
+                if eventCount > options.maximumEventCount {
+                    throw fail(name, position, .limitExceeded("more than \(options.maximumEventCount) events"))
+                }
                 tracks.append(parsed.track)
                 if let resync = parsed.resyncAt {
                     position = resync

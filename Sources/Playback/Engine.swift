@@ -127,8 +127,7 @@ public final class Engine: @unchecked Sendable {
     let commands = CommandRing(minimumCapacity: 256)
     let retired = RetireRing(minimumCapacity: 1024)
     let userEvents = UserEventRing(minimumCapacity: 1024)
-    /// Live MIDI from input threads (thru), drained after the commands of each block.
-    let liveMIDI = LiveMIDIRing(minimumCapacity: 1024)
+    let liveInput = LiveMIDIRing(minimumCapacity: 1024)
     private let mailbox = Atomic<UnsafeMutableRawPointer?>(nil)
     let publishedSongPosition = Atomic<Int64>(0)
     let publishedOutputFrame = Atomic<Int64>(0)
@@ -218,7 +217,7 @@ public final class Engine: @unchecked Sendable {
             install(Unmanaged<EngineSnapshot>.fromOpaque(pointer).takeRetainedValue())
         }
         while let command = commands.pop() { apply(command) }
-        while let live = liveMIDI.pop() { playLive(live.message, node: Int(live.nodeIndex)) }
+        drainLiveInput()
         publishAnchor(hostTimeNanos: hostTimeNanos)
         var done = 0
         let unit = Engine.positionUnitsPerFrame
@@ -261,9 +260,8 @@ public final class Engine: @unchecked Sendable {
                         break
                     }
                     let target = Int(targets[cursor])
-                    if target >= 0 {
+                    if target >= 0 && track(events[cursor].event, node: target, owner: UInt16(truncatingIfNeeded: events[cursor].track)) {
                         eventBuffer[count] = GraphEvent(offset: offset, nodeIndex: target, event: events[cursor].event)
-                        track(events[cursor].event, node: target, owner: UInt16(truncatingIfNeeded: events[cursor].track))
                         count += 1
                     }
                     cursor += 1
@@ -330,6 +328,18 @@ public final class Engine: @unchecked Sendable {
         }
     }
 
+    /// Delivers live MIDI from the input thread at the start of this block, in arrival order.
+    private func drainLiveInput() {
+        var count = 0
+        while count < eventCapacity, let record = liveInput.pop() {
+            let node = Int(record.nodeIndex)
+            guard node >= 0 && node < nodeCount, track(.midi(record.message), node: node, owner: 0xFFFF) else { continue }
+            eventBuffer[count] = GraphEvent(offset: 0, nodeIndex: node, event: .midi(record.message))
+            count += 1
+        }
+        if count > 0 { flush(count) }
+    }
+
     private func apply(_ command: EngineCommand) {
         switch command {
         case .start:
@@ -355,7 +365,9 @@ public final class Engine: @unchecked Sendable {
             }
             publishedRateStep.store(step, ordering: .relaxed)
         case .midi(let nodeIndex, let message):
-            playLive(message, node: nodeIndex)
+            guard nodeIndex >= 0 && nodeIndex < nodeCount, track(.midi(message), node: nodeIndex, owner: 0xFFFF) else { return }
+            eventBuffer[0] = GraphEvent(offset: 0, nodeIndex: nodeIndex, event: .midi(message))
+            graph.render(startFrame: frame, frameCount: 0, events: UnsafeBufferPointer(start: eventBuffer, count: 1))
         case .allNotesOff:
             releaseSounding(pedals: true, onlyChangedTracks: nil)
         case .setLoop(let newLoop):
@@ -368,15 +380,6 @@ public final class Engine: @unchecked Sendable {
             endFrame = songFrame
             endInclusive = inclusive
         }
-    }
-
-    /// Delivers a live message to a node at the current frame; its notes count as sounding,
-    /// so a stop releases them like scheduled ones.
-    private func playLive(_ message: MIDIMessage, node nodeIndex: Int) {
-        guard nodeIndex >= 0 && nodeIndex < nodeCount else { return }
-        eventBuffer[0] = GraphEvent(offset: 0, nodeIndex: nodeIndex, event: .midi(message))
-        track(.midi(message), node: nodeIndex, owner: 0xFFFF)
-        graph.render(startFrame: frame, frameCount: 0, events: UnsafeBufferPointer(start: eventBuffer, count: 1))
     }
 
     private func install(_ new: EngineSnapshot) {
@@ -412,9 +415,8 @@ public final class Engine: @unchecked Sendable {
         while cursor < events.count && events[cursor].frame < limit {
             if count == eventCapacity { flush(count); count = 0 }
             let target = Int(targets[cursor])
-            if target >= 0 {
+            if target >= 0 && track(events[cursor].event, node: target, owner: UInt16(truncatingIfNeeded: events[cursor].track)) {
                 eventBuffer[count] = GraphEvent(offset: 0, nodeIndex: target, event: events[cursor].event)
-                track(events[cursor].event, node: target, owner: UInt16(truncatingIfNeeded: events[cursor].track))
                 count += 1
             }
             cursor += 1
@@ -440,8 +442,8 @@ public final class Engine: @unchecked Sendable {
             let e = events[index]
             index += 1
             if count == eventCapacity { flush(count); count = 0 }
+            guard track(e.event, node: e.nodeIndex, owner: 0xFFFF) else { continue }
             eventBuffer[count] = e
-            track(e.event, node: e.nodeIndex, owner: 0xFFFF)
             count += 1
         }
         flush(count)
@@ -453,9 +455,13 @@ public final class Engine: @unchecked Sendable {
         graph.render(startFrame: frame, frameCount: 0, events: UnsafeBufferPointer(start: eventBuffer, count: count))
     }
 
+    /// Keeps the sounding-note and pedal tables up to date with an event about to be
+    /// delivered. Returns false for a note-off whose note is not sounding: a stop, seek or
+    /// live edit already released it (or a seek landed inside it), and a second note-off
+    /// would reach the instrument, or a MIDI port, as a stray duplicate.
     @inline(__always)
-    private func track(_ event: NodeEvent, node: Int, owner: UInt16) {
-        guard case .midi(let m) = event else { return }
+    private func track(_ event: NodeEvent, node: Int, owner: UInt16) -> Bool {
+        guard case .midi(let m) = event else { return true }
         let kind = m.status & 0xF0
         if kind == 0x90 || kind == 0x80 {
             let slot = node * 2048 + Int(m.channel) * 128 + Int(m.data1 & 0x7F)
@@ -465,10 +471,13 @@ public final class Engine: @unchecked Sendable {
             } else if soundingCount[slot] > 0 {
                 soundingCount[slot] -= 1
                 soundingTotal -= 1
+            } else {
+                return false
             }
         } else if kind == 0xB0 && m.data1 == MIDIController.sustainPedal {
             pedalDown[node * 16 + Int(m.channel)] = m.data2 >= 64
         }
+        return true
     }
 
     /// Sends a note-off for every unanswered note-on (one per note-on, since an instrument

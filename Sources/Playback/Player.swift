@@ -145,6 +145,12 @@ public final class Player {
         send(.midi(nodeIndex: index, message: message))
     }
 
+    /// The live MIDI path for one input thread (a port reader, a byte-stream reader): messages
+    /// sent through it reach their node at the start of the next block without passing
+    /// through this player's control thread. Every call returns the same object; hand it to
+    /// exactly one thread.
+    public private(set) lazy var liveInput = LiveMIDIInput(ring: engine.liveInput, graph: CompiledGraphIndex(ids: engine.graph.nodeIDs))
+
     // MARK: Position
 
     /// The song position in frames at rate 1 (fractions dropped).
@@ -316,14 +322,6 @@ public final class Player {
     /// Frames between rendering a frame and hearing it: the driver's buffer plus the graph's
     /// own latency.
     public var heardLatencyFrames: Int { outputLatencyFrames + engine.graph.latencyFrames }
-
-    /// A handle through which one other thread (a MIDI input) plays messages on `node` at the
-    /// start of the next block, without going through this player's control thread; nil when
-    /// the graph has no such node.
-    public func makeLiveInput(node: UInt32) -> LiveMIDIInput? {
-        guard let index = engine.graph.index(ofNode: node) else { return nil }
-        return LiveMIDIInput(ring: engine.liveMIDI, nodeIndex: Int32(index))
-    }
 
     private func readAnchor() -> (position: Int64, step: Int64, hostNanos: Int64, outputFrame: Int64)? {
         for _ in 0..<1000 {
@@ -508,35 +506,4 @@ public struct PlaybackAnchor: Hashable, Sendable {
         self.rateStep = rateStep
         self.hostNanos = hostNanos
     }
-}
-
-/// Live MIDI into a playing engine from a thread other than the player's (an input reader),
-/// through a ring the audio thread drains at the top of every block: the input is heard
-/// within one block, and the audio thread never waits for the input thread.
-///
-/// Several threads may share one handle: a lock on this side keeps the ring's single
-/// producer, and the audio side never takes it.
-public final class LiveMIDIInput: @unchecked Sendable {
-    private let ring: LiveMIDIRing
-    private let nodeIndex: Int32
-    private let producer = Mutex<Int>(0)
-
-    init(ring: LiveMIDIRing, nodeIndex: Int32) {
-        self.ring = ring
-        self.nodeIndex = nodeIndex
-    }
-
-    /// Plays `message`; false when the ring is full (the audio thread has stalled), in which
-    /// case the message is dropped rather than blocking the input.
-    @discardableResult
-    public func send(_ message: MIDIMessage) -> Bool {
-        producer.withLock { dropped in
-            if ring.push(LiveMIDIRecord(nodeIndex: nodeIndex, message: message)) { return true }
-            dropped += 1
-            return false
-        }
-    }
-
-    /// Messages dropped because the ring was full.
-    public var droppedCount: Int { producer.withLock { $0 } }
 }

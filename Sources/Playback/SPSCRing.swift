@@ -145,14 +145,13 @@ final class UserEventRing: @unchecked Sendable {
     }
 }
 
-/// A live MIDI message for a node: what an input thread hands the audio thread.
+/// A live MIDI message bound for one node of the graph.
 struct LiveMIDIRecord {
     var nodeIndex: Int32
     var message: MIDIMessage
 }
 
-/// Input threads -> audio: live MIDI messages (thru). Plain values, so neither side retains
-/// or releases anything.
+/// Input thread -> audio: live MIDI that does not pass through the control thread.
 final class LiveMIDIRing: @unchecked Sendable {
     private let indices: RingIndices
     private let slots: UnsafeMutablePointer<LiveMIDIRecord>
@@ -167,7 +166,7 @@ final class LiveMIDIRing: @unchecked Sendable {
     /// Producer side: appends `element`, or returns false when full.
     func push(_ element: LiveMIDIRecord) -> Bool {
         guard let slot = indices.writableSlot() else { return false }
-        (slots + slot).initialize(to: element)
+        slots[slot] = element
         indices.commitWrite()
         return true
     }
@@ -175,7 +174,7 @@ final class LiveMIDIRing: @unchecked Sendable {
     /// Consumer side: removes and returns the oldest element, or nil when empty.
     func pop() -> LiveMIDIRecord? {
         guard let slot = indices.readableSlot() else { return nil }
-        let element = (slots + slot).move()
+        let element = slots[slot]
         indices.commitRead()
         return element
     }

@@ -20,6 +20,10 @@ struct BuildCommand: ParsableCommand {
             printError("\(input): no such file")
             throw ExitCode(ExitStatus.noInput)
         }
+        if let size = (try? FileManager.default.attributesOfItem(atPath: input))?[.size] as? Int, size > JSONImport.maximumDocumentSize {
+            printError("\(input): limit exceeded: the document is \(size) bytes, more than the \(JSONImport.maximumDocumentSize) allowed")
+            throw ExitCode(ExitStatus.dataError)
+        }
         guard let data = FileManager.default.contents(atPath: input) else {
             printError("\(input): cannot read")
             throw ExitCode(ExitStatus.noInput)

@@ -3,19 +3,36 @@ import Foundation
 import MIDI
 import MIDIFile
 import Sequencing
+import SoundFont
 
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Describe a MIDI file: format, division, duration, tempo map, time signatures and tracks."
+        abstract: "Describe a MIDI file (format, division, duration, tempo map, time signatures and tracks) or, with --soundfont, a SoundFont bank."
     )
 
     @Argument(help: "The MIDI file.")
-    var file: String
+    var file: String?
+
+    @Option(name: .customLong("soundfont"), help: ArgumentHelp("Describe a SoundFont 2 bank instead: name, version, samples and presets.", valueName: "FILE"))
+    var soundFont: String?
 
     @OptionGroup var input: InputOptions
 
+    func validate() throws {
+        switch (file, soundFont) {
+        case (nil, nil): throw ValidationError("give a MIDI file, or a bank with --soundfont FILE")
+        case (_?, _?): throw ValidationError("give either a MIDI file or --soundfont FILE, not both")
+        default: break
+        }
+    }
+
     func run() throws {
+        if let soundFont {
+            try describeSoundFont(soundFont, options: input)
+            return
+        }
+        guard let file else { return }
         let smf = try loadMIDIFile(file, options: input)
         let sequence = smf.makeSequence()
         let tempo = sequence.makeTempoMap()
@@ -100,4 +117,26 @@ func keyName(_ key: KeySignature) -> String {
     let i = Int(key.sharpsOrFlats) + 7
     guard (0..<15).contains(i) else { return "\(key.sharpsOrFlats) \(key.isMinor ? "minor" : "major")" }
     return key.isMinor ? minors[i] + " minor" : majors[i] + " major"
+}
+
+/// Prints a bank's name, version, sample data and presets (`bank:program name (N regions)`).
+func describeSoundFont(_ path: String, options: InputOptions) throws {
+    let file = try loadSoundFont(path, options: options)
+    let bank = file.bank
+    let info = file.info
+    var out = OutputBuffer()
+    out.line("file:        \(path)")
+    out.line("name:        \(bank.name)")
+    out.line("version:     \(info.version)\(info.soundEngine.map { ", for \($0)" } ?? "")")
+    if let software = info.software { out.line("software:    \(software)") }
+    if let copyright = info.copyright { out.line("copyright:   \(copyright)") }
+    let megabytes = String(format: "%.1f", Double(file.sampleDataByteCount) / 1_048_576)
+    out.line("samples:     \(bank.samples.count) (\(megabytes) MB of sample data, \(file.is24Bit ? 24 : 16)-bit)")
+    let regions = bank.presets.reduce(0) { $0 + $1.regions.count }
+    out.line("presets:     \(bank.presets.count) (\(regions) region\(regions == 1 ? "" : "s"))")
+    for preset in bank.presets.sorted(by: { ($0.bank, $0.program) < ($1.bank, $1.program) }) {
+        let n = preset.regions.count
+        out.line("  " + pad("\(preset.bank):\(preset.program)", 7) + " \(preset.name) (\(n) region\(n == 1 ? "" : "s"))")
+    }
+    out.flush()
 }

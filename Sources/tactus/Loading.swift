@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MIDIFile
 import Sequencing
+import SoundFont
 
 /// Options every command that reads a MIDI file shares.
 struct InputOptions: ParsableArguments {
@@ -59,4 +60,21 @@ func loadTimedMIDIFile(_ path: String, options: InputOptions, purpose: String) t
         throw ExitCode(ExitStatus.dataError)
     }
     return smf
+}
+
+/// Reads a SoundFont bank for a command, printing warnings and mapping failures to exit codes:
+/// 66 when the file is missing or unreadable, 65 when its content is refused.
+func loadSoundFont(_ path: String, options: InputOptions) throws -> SoundFontFile {
+    var readOptions = SoundFontReadOptions()
+    readOptions.strict = options.strict
+    do {
+        let file = try SoundFontReader.read(contentsOf: path, options: readOptions)
+        if !options.quiet {
+            for warning in file.warnings { printError("\(path): warning: \(warning)") }
+        }
+        return file
+    } catch {
+        printError(error.description)
+        throw ExitCode(error.isUnreadableInput ? ExitStatus.noInput : ExitStatus.dataError)
+    }
 }

@@ -26,6 +26,18 @@ final class InputInbox: Sendable {
     func take() -> [MIDIInputEvent] { pending.withLock { p in defer { p.removeAll() }; return p } }
 }
 
+/// The player's live MIDI path (one producer) shared by several input threads, one at a time.
+final class SharedLiveInput: Sendable {
+    private let input: LiveMIDIInput
+    private let turn = Mutex<Void>(())
+
+    init(_ input: LiveMIDIInput) { self.input = input }
+
+    func send(_ message: MIDIMessage, toNode node: UInt32) {
+        turn.withLock { _ in _ = input.send(message, toNode: node) }
+    }
+}
+
 struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
@@ -293,11 +305,14 @@ struct RecordCommand: ParsableCommand {
         }
         pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
 
-        let live: LiveMIDIInput? = noThru ? nil : audio?.player.makeLiveInput(node: DefaultGraph.instrumentID)
+        // The live path takes one producer; a lock keeps it so when a port and a device both
+        // play in (input threads only: the audio thread never touches it).
+        let live: SharedLiveInput? = noThru ? nil : audio.map { SharedLiveInput($0.player.liveInput) }
         let deliver: @Sendable (Int64, [UInt8]) -> Void = { host, bytes in
             // Thru first, straight into the engine's ring: the player hears it at the next block.
             if let live, bytes.count <= 3, let status = bytes.first, status >= 0x80, status < 0xF0 {
-                live.send(MIDIMessage(status: status, data1: bytes.count > 1 ? bytes[1] : 0, data2: bytes.count > 2 ? bytes[2] : 0))
+                let message = MIDIMessage(status: status, data1: bytes.count > 1 ? bytes[1] : 0, data2: bytes.count > 2 ? bytes[2] : 0)
+                live.send(message, toNode: DefaultGraph.instrumentID)
             }
             inbox.add(MIDIInputEvent(hostNanos: host, bytes: bytes))
         }

@@ -315,11 +315,11 @@ func tempoChangeSequence() -> MusicSequence {
 
     @Test func liveInputReachesTheInstrumentAtTheNextBlockWithoutAllocating() throws {
         let (player, recorder, _) = try recorderPlayer(MusicSequence(timeBase: .ticksPerQuarter(480)))
-        let live = try #require(player.makeLiveInput(node: 1))
-        #expect(player.makeLiveInput(node: 77) == nil)
+        let live = player.liveInput
+        #expect(!live.send(.noteOn(channel: 2, key: 64, velocity: 99), toNode: 77), "no such node")
         player.start()
         play(player, frames: 1024)
-        live.send(.noteOn(channel: 2, key: 64, velocity: 99))
+        live.send(.noteOn(channel: 2, key: 64, velocity: 99), toNode: 1)
         let l = UnsafeMutablePointer<Float>.allocate(capacity: 512), r = UnsafeMutablePointer<Float>.allocate(capacity: 512)
         defer { l.deallocate(); r.deallocate() }
         malloc_counter_start()

@@ -11,7 +11,7 @@ check() {
   shift
   if "$@" > /tmp/check.out 2>&1; then
     passed=$((passed + 1))
-    echo "PASS $name: $(grep -E 'Test run with|[0-9]+ passed' /tmp/check.out | tail -1)"
+    echo "PASS $name: $(grep -E 'Test run with|[0-9]+ passed|^output ' /tmp/check.out | tail -1)"
   else
     failed=$((failed + 1))
     echo "FAIL $name"
@@ -47,6 +47,14 @@ record_tests() {
 check "tactus record: aplaymidi into its port (within 2 ms, also with audio on snd-dummy), virmidi raw device and raw bytes, kill -9 then --recover, unknown port; play --port-tracks in step with audio" record_tests
 # The timing figures measured, for the log.
 grep -E "messages, each within|recovered [0-9]+ of|in step within" /tmp/check.out | sed 's/^/    /'
+
+soak_real_time() {
+  # Issue 8's soak at real time: 60 s on snd-dummy with seeks, rate changes, live edits, loops,
+  # stops and live input from another thread; fails on any xrun, lost or repeated event.
+  "$release/tactus-soak" --device hw:2,0 --seconds 60 --seed 8
+}
+check "soak: 60 s real time on snd-dummy (no xrun, nothing lost or repeated)" soak_real_time
+sed 's/^/    /' /tmp/check.out
 
 echo "VM: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -19,6 +19,7 @@ done
 # Real-time playback needs an optimized tactus: the VM's CPU is emulated (TCG), and a debug
 # build renders the synthesizer slower than real time there.
 swift build -c release --product tactus >&2
+swift build -c release --product tactus-soak >&2
 release=$(swift build -c release --show-bin-path)
 tools=()
 for t in arecord aplay aplaymidi arecordmidi aconnect; do
@@ -26,5 +27,5 @@ for t in arecord aplay aplaymidi arecordmidi aconnect; do
   [ -n "$p" ] && tools+=(-f "$p")
 done
 bash "$vm" -t "${TACTUS_VM_TIMEOUT:-600}" -m 2048 \
-  -f "$bin/tactus" -f "$release/tactus" -f "$bin/TactusPackageTests.xctest" -f "$root/Songs" -f "$root/Tests/VM/guest.sh" "${tools[@]}" \
+  -f "$bin/tactus" -f "$release/tactus" -f "$release/tactus-soak" -f "$bin/TactusPackageTests.xctest" -f "$root/Songs" -f "$root/Tests/VM/guest.sh" "${tools[@]}" \
   -- sh "$root/Tests/VM/guest.sh" "$bin" "$root" "$release"

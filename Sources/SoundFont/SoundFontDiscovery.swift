@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Finds the SoundFont bank a command should play with.
+///
+/// The order: an explicit path (a `--soundfont` option) first, then the `TACTUS_SOUNDFONT`
+/// environment variable, then the first existing file of ``standardPaths`` (where Debian's
+/// `fluid-soundfont-gm` and `timgm6mb-soundfont` packages install, `default-GM.sf2` being the
+/// system's chosen default). A path given explicitly or through the environment must exist:
+/// a typo there is an error, not a silent fall back to another bank.
+public enum SoundFontDiscovery {
+    /// The environment variable naming a bank.
+    public static let environmentVariable = "TACTUS_SOUNDFONT"
+
+    /// Banks looked for when neither an option nor the environment names one, in order.
+    public static let standardPaths = [
+        "/usr/share/sounds/sf2/default-GM.sf2",
+        "/usr/share/sounds/sf2/FluidR3_GM.sf2",
+        "/usr/share/sounds/sf2/TimGM6mb.sf2",
+    ]
+
+    /// Where a chosen bank's path came from.
+    public enum Origin: Hashable, Sendable, CustomStringConvertible {
+        /// Given on the command line.
+        case option
+        /// Taken from ``SoundFontDiscovery/environmentVariable``.
+        case environment
+        /// Found at one of ``SoundFontDiscovery/standardPaths``.
+        case standardLocation
+
+        public var description: String {
+            switch self {
+            case .option: return "--soundfont"
+            case .environment: return SoundFontDiscovery.environmentVariable
+            case .standardLocation: return "standard location"
+            }
+        }
+    }
+
+    /// A bank's path and where it came from: the bank chosen, or one looked for.
+    public struct Choice: Hashable, Sendable {
+        /// The bank's path.
+        public var path: String
+        /// Where the path came from.
+        public var origin: Origin
+
+        /// Creates a choice.
+        public init(path: String, origin: Origin) {
+            self.path = path
+            self.origin = origin
+        }
+    }
+
+    /// A bank that was asked for by name but is not there.
+    public struct NotFound: Error, Hashable, Sendable, CustomStringConvertible {
+        /// Every path looked at, with where it came from, in order.
+        public var tried: [Choice]
+
+        /// Creates the error.
+        public init(tried: [Choice]) {
+            self.tried = tried
+        }
+
+        public var description: String {
+            let list = tried.map { "\($0.path) (from \($0.origin))" }.joined(separator: ", ")
+            return "\(tried.first?.path ?? "SoundFont"): no such SoundFont file; tried \(list)"
+        }
+    }
+
+    /// The bank to use: `explicitPath` when given, else the path in `environment`'s
+    /// ``environmentVariable`` (an empty value counts as unset), else the first of
+    /// ``standardPaths`` that exists; nil when none does, and the caller falls back to the
+    /// built-in synthesizer.
+    ///
+    /// - Parameters:
+    ///   - explicitPath: the path given with `--soundfont`, if any.
+    ///   - environment: the process environment (injectable for tests).
+    ///   - fileExists: whether a path names a readable regular file, symbolic links followed
+    ///     (injectable for tests).
+    /// - Throws: ``NotFound`` naming every path tried when the explicit or environment path
+    ///   does not exist.
+    public static func resolve(explicitPath: String?,
+                               environment: [String: String] = currentEnvironment(),
+                               fileExists: (String) -> Bool = isRegularFile) throws(NotFound) -> Choice? {
+        if let explicitPath {
+            guard fileExists(explicitPath) else { throw NotFound(tried: [Choice(path: explicitPath, origin: .option)]) }
+            return Choice(path: explicitPath, origin: .option)
+        }
+        if let fromEnvironment = environment[environmentVariable], !fromEnvironment.isEmpty {
+            guard fileExists(fromEnvironment) else { throw NotFound(tried: [Choice(path: fromEnvironment, origin: .environment)]) }
+            return Choice(path: fromEnvironment, origin: .environment)
+        }
+        return standardPaths.first(where: fileExists).map { Choice(path: $0, origin: .standardLocation) }
+    }
+
+    /// The process environment.
+    public static func currentEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let pair = String(cString: pointer)
+            if let equals = pair.firstIndex(of: "=") {
+                result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return result
+    }
+
+    /// True when `path` names a regular file (after following symbolic links) that can be read.
+    public static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        return access(path, R_OK) == 0
+    }
+}
