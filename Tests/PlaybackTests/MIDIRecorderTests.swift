@@ -101,8 +101,12 @@ func tempoChangeSequence() -> MusicSequence {
         var clock = PlayerRecordingClock(sampleRate: 48_000, offsetSeconds: 1)
         let unit = Int64(65_536)
         #expect(clock.songSeconds(atHostTime: 1) == nil)
-        // Blocks rendered before the driver ran carry host time 0 and are ignored.
+        // Blocks rendered before the driver ran carry host time 0, and blocks asked for while it
+        // fills the buffer (before the latency's worth of frames) come long before they play:
+        // neither is used.
         clock.update(anchor: PlaybackAnchor(outputFrame: 0, songPosition: 0, rateStep: unit * 3 / 2, hostNanos: 0), latencyFrames: 480)
+        clock.update(anchor: PlaybackAnchor(outputFrame: 240, songPosition: 360 * unit, rateStep: unit * 3 / 2, hostNanos: 1_000_000_000),
+                     latencyFrames: 480)
         #expect(clock.songSeconds(atHostTime: 1) == nil)
         clock.update(anchor: PlaybackAnchor(outputFrame: 4_800, songPosition: 7_200 * unit, rateStep: unit * 3 / 2, hostNanos: 2_000_000_000),
                      latencyFrames: 480)
