@@ -277,6 +277,49 @@ func tempoChangeSequence() -> MusicSequence {
         #expect(recovered.merged(into: tempoOnly).tracks.count == 1)
     }
 
+    @Test func anyDamageToTheRecordsKeepsTheIntactPrefix() throws {
+        // A journal of 40 events, then 2,000 seeded corruptions: flipped bytes, cut lengths,
+        // garbage appended. Decoding never fails past the header, never reads outside the
+        // data, and what it returns is always the events written, in order, up to the damage.
+        let path = temporaryPath()
+        defer { unlink(path) }
+        let writer = try RecordingJournalWriter(path: path, header: header())
+        var written: [[UInt8]] = []
+        for i in 0..<40 {
+            let bytes: [UInt8] = i % 7 == 3 ? [0xF0] + [UInt8](repeating: UInt8(i), count: i) + [0xF7] : [0x90, UInt8(i), 100]
+            written.append(bytes)
+            writer.append(nanoseconds: Int64(i) * 10_000_000, bytes: bytes)
+            if i % 5 == 0 { writer.mark(nanoseconds: Int64(i) * 10_000_000 + 5) }
+        }
+        try writer.flush()
+        let whole = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let headerEnd = (0..<whole.count - 1).first { whole[$0] == 0x0A && whole[$0 + 1] == 0x0A }! + 2
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17
+            return seed
+        }
+        for round in 0..<2_000 {
+            var bytes = whole
+            switch round % 3 {
+            case 0:
+                let at = headerEnd + Int(next() % UInt64(bytes.count - headerEnd))
+                bytes[at] ^= UInt8(1 + next() % 255)
+            case 1:
+                bytes.removeLast(Int(next() % UInt64(bytes.count - headerEnd)))
+            default:
+                bytes += (0..<Int(next() % 64)).map { _ in UInt8(truncatingIfNeeded: next()) }
+            }
+            let contents = try RecordingJournal.decode(bytes, path: path)
+            #expect(contents.events.count <= written.count + (round % 3 == 2 ? 64 : 0))
+            for (got, want) in zip(contents.events.map(\.bytes), written) where got != want {
+                Issue.record("round \(round): a damaged record came back as an event")
+                break
+            }
+            _ = RecordingJournal.recover(contents)
+        }
+    }
+
     @Test func notAJournalIsRefusedWithItsPath() {
         #expect(throws: RecordingJournalError.self) { try RecordingJournal.decode(Array("MThd".utf8), path: "x.journal") }
         do {
