@@ -19,18 +19,19 @@ let package = Package(
         .target(name: "AudioGraph", dependencies: ["MIDI"]),
         .target(name: "SoundFont"),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
-        .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "MIDI"]),
+        .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
+        .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI"]),
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA", "SoundFont",
+                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA", "SoundFont", "Sampler",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "songwriter", dependencies: ["MIDI", "Sequencing", "MIDIFile"]),
         .executableTarget(
             name: "tactus-render-benchmark",
-            dependencies: ["AudioGraph", "Instruments", "Playback", "MIDIFile", "Sequencing"],
+            dependencies: ["AudioGraph", "Instruments", "Playback", "MIDIFile", "Sequencing", "Sampler", "SoundFont"],
             path: "Benchmarks/RenderBenchmark"
         ),
         .executableTarget(
@@ -63,6 +64,11 @@ let package = Package(
         // Test-only helpers shared by the audio test suites.
         .target(name: "AudioTestSupport", dependencies: ["AudioGraph", "MIDI"]),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDI", "AudioTestSupport"]),
+        .testTarget(
+            name: "SamplerTests",
+            dependencies: ["Sampler", "SoundFont", "AudioGraph", "MIDI", "AudioTestSupport", "MallocCounter", "Playback",
+                           "MIDIFile", "Sequencing"]
+        ),
         .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI", "AudioTestSupport"]),
         .testTarget(
             name: "PlaybackTests",

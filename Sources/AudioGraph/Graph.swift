@@ -191,6 +191,9 @@ public final class CompiledGraph {
         self.outputIndex = outputIndex
         self.sampleRate = sampleRate
         self.maximumFrameCount = frames
+        // Prepared before their latency is read: a node may only know it once it has the
+        // sample rate (the limiter's look-ahead is a time).
+        for spec in specs { spec.node.prepare(sampleRate: sampleRate, maximumFrameCount: frames) }
         // Longest-latency path into each node, in render order.
         var pathLatency = [Int](repeating: 0, count: n)
         for (i, spec) in specs.enumerated() {
@@ -198,7 +201,6 @@ public final class CompiledGraph {
             pathLatency[i] = upstream + spec.node.latencyFrames
         }
         latencyFrames = pathLatency[outputIndex]
-        for spec in specs { spec.node.prepare(sampleRate: sampleRate, maximumFrameCount: frames) }
     }
 
     deinit {

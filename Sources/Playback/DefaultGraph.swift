@@ -1,5 +1,14 @@
 import AudioGraph
 import Instruments
+import Sampler
+
+/// The instrument a ``DefaultGraph`` plays every track through.
+public enum DefaultInstrument {
+    /// The built-in General MIDI synthesizer.
+    case builtIn
+    /// A SoundFont sampler, already configured (reverb, chorus, voice limit).
+    case sampler(SamplerNode)
+}
 
 /// The graph Apple's MusicSequence builds when a MIDI file is loaded: one General MIDI
 /// instrument, then a limiter, then the output. Every track without a destination plays the
@@ -15,14 +24,28 @@ public struct DefaultGraph {
     /// The graph under construction; add nodes to it before compiling if tracks name them.
     public let graph: AudioGraph
     /// The instrument.
-    public let instrument: GMSynthesizer
+    public let instrument: any AudioNode
+    /// The instrument when it is the built-in synthesizer.
+    public let synthesizer: GMSynthesizer?
+    /// The instrument when it is a SoundFont sampler.
+    public let sampler: SamplerNode?
     /// The limiter before the output (its input gain is the render gain).
     public let limiter: LimiterNode
 
-    /// Builds the default graph.
-    public init() {
+    /// Builds the default graph around `instrument` (the built-in synthesizer unless told).
+    public init(instrument choice: DefaultInstrument = .builtIn) {
         graph = AudioGraph()
-        instrument = GMSynthesizer()
+        switch choice {
+        case .builtIn:
+            let synth = GMSynthesizer()
+            synthesizer = synth
+            sampler = nil
+            instrument = synth
+        case .sampler(let node):
+            synthesizer = nil
+            sampler = node
+            instrument = node
+        }
         limiter = LimiterNode()
         graph.add(instrument, id: Self.instrumentID)
         graph.add(limiter, id: Self.limiterID)
@@ -30,5 +53,10 @@ public struct DefaultGraph {
         // The three nodes exist, so these connections cannot fail.
         try! graph.connect(Self.instrumentID, to: Self.limiterID)
         try! graph.connect(Self.limiterID, to: Self.outputID)
+    }
+
+    /// The number of voices the instrument is sounding.
+    public var activeVoiceCount: Int {
+        synthesizer?.activeVoiceCount ?? sampler?.activeVoiceCount ?? 0
     }
 }

@@ -75,11 +75,11 @@ public final class OfflineRenderer {
 }
 
 extension Engine {
-    /// An engine playing `sequence` through the default graph (GM synthesizer, limiter,
-    /// output) at `sampleRate`, with the limiter's input gain set to `gainDecibels`.
+    /// An engine playing `sequence` through the default graph (`instrument`, limiter, output)
+    /// at `sampleRate`, with the limiter's input gain set to `gainDecibels`.
     public static func makeDefault(sequence: MusicSequence, sampleRate: Int, maximumFrameCount: Int = 4096,
-                                   gainDecibels: Float = 0) throws -> Engine {
-        let defaults = DefaultGraph()
+                                   gainDecibels: Float = 0, instrument: DefaultInstrument = .builtIn) throws -> Engine {
+        let defaults = DefaultGraph(instrument: instrument)
         defaults.limiter.setParameter(LimiterNode.Parameter.inputGain, value: gainDecibels)
         let compiled = try defaults.graph.compile(sampleRate: Double(sampleRate), maximumFrameCount: maximumFrameCount)
         let schedule = Schedule(sequence: sequence, sampleRate: sampleRate, defaultNode: DefaultGraph.instrumentID)

@@ -76,10 +76,11 @@ public final class Player {
         sendEnd()
     }
 
-    /// A player through the default graph (GM synthesizer, limiter, output).
+    /// A player through the default graph (the built-in GM synthesizer or a SoundFont sampler,
+    /// limiter, output).
     public static func makeDefault(sequence: MusicSequence, sampleRate: Int, maximumFrameCount: Int = 4096,
-                                   gainDecibels: Float = 0) throws -> Player {
-        let defaults = DefaultGraph()
+                                   gainDecibels: Float = 0, instrument: DefaultInstrument = .builtIn) throws -> Player {
+        let defaults = DefaultGraph(instrument: instrument)
         defaults.limiter.setParameter(LimiterNode.Parameter.inputGain, value: gainDecibels)
         let compiled = try defaults.graph.compile(sampleRate: Double(sampleRate), maximumFrameCount: maximumFrameCount)
         return Player(sequence: sequence, graph: compiled, defaultNode: DefaultGraph.instrumentID)

@@ -114,11 +114,13 @@ private let playInterrupted = Atomic<Bool>(false)
 struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
-        abstract: "Play a MIDI file through an ALSA audio device with the built-in synthesizer.",
+        abstract: "Play a MIDI file through an ALSA audio device with a SoundFont sampler or the built-in synthesizer.",
         discussion: """
         On a terminal a status line shows bar:beat, tempo, time, rate and underruns, and keys \
         control playback: space pauses and resumes, left/right move one bar, +/- change the \
-        rate, q quits. Ctrl-C stops with all notes off.
+        rate, q quits. Ctrl-C stops with all notes off. The tracks play through a SoundFont \
+        sampler when a bank is found (--soundfont, then $TACTUS_SOUNDFONT, then the standard \
+        paths), else through the built-in synthesizer; --instrument builtin forces it.
         """
     )
 
@@ -146,6 +148,8 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .customLong("port-tracks"), help: "Send these tracks to an ALSA sequencer port in step with the audio: TRACKS=PORT, like 2,3=20:0 (repeatable).")
     var portTracks: [String] = []
 
+    @OptionGroup var instrumentOptions: InstrumentOptions
+
     @OptionGroup var transport: TransportOptions
 
     @OptionGroup var input: InputOptions
@@ -171,10 +175,13 @@ struct PlayCommand: ParsableCommand {
             printError("\(file): gain must be within -24...24 dB and tail within 0...600 s")
             throw ExitCode(ExitStatus.usage)
         }
+        try instrumentOptions.validate(file: file)
         let smf = try loadTimedMIDIFile(file, options: input, purpose: "played")
         var sequence = smf.makeSequence()
         let plan = try transport.plan(for: &sequence, file: file)
         let midiOut = try PortTrackOutput.make(routes: portTracks, sequence: &sequence, file: file)
+
+        let choice = try instrumentOptions.choose(input: input)
 
         // The device: one line naming it and pointing at render when there is none.
         let isFilePlugin = device.hasPrefix("file:")
@@ -195,7 +202,8 @@ struct PlayCommand: ParsableCommand {
         let player: Player
         do {
             player = try Player.makeDefault(sequence: sequence, sampleRate: grantedRate,
-                                            maximumFrameCount: max(output.granted.periodFrames, 64), gainDecibels: gain)
+                                            maximumFrameCount: max(output.granted.periodFrames, 64), gainDecibels: gain,
+                                            instrument: choice.instrument)
         } catch {
             printError("\(file): cannot build the audio graph: \(error)")
             throw ExitCode(ExitStatus.dataError)

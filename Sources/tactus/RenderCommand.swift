@@ -12,7 +12,12 @@ private let renderInterrupted = Atomic<Bool>(false)
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
-        abstract: "Render a MIDI file to a WAV file with the built-in synthesizer, as fast as the CPU allows."
+        abstract: "Render a MIDI file to a WAV file, as fast as the CPU allows.",
+        discussion: """
+        The tracks play through a SoundFont sampler when a bank is found (--soundfont, then \
+        $TACTUS_SOUNDFONT, then the standard paths), else through the built-in synthesizer; \
+        --instrument builtin forces the built-in one.
+        """
     )
 
     static let sampleRates = [44_100, 48_000, 96_000]
@@ -41,6 +46,8 @@ struct RenderCommand: ParsableCommand {
     @Flag(help: "Write one channel (the average of left and right).")
     var mono = false
 
+    @OptionGroup var instrumentOptions: InstrumentOptions
+
     @OptionGroup var transport: TransportOptions
 
     @OptionGroup var input: InputOptions
@@ -68,6 +75,7 @@ struct RenderCommand: ParsableCommand {
             printError("\(output): tail \(tail) s is outside 0...600")
             throw ExitCode(ExitStatus.usage)
         }
+        try instrumentOptions.validate(file: file)
         let smf = try loadTimedMIDIFile(file, options: input, purpose: "rendered")
         var sequence = smf.makeSequence()
         let plan = try transport.plan(for: &sequence, file: file)
@@ -75,8 +83,9 @@ struct RenderCommand: ParsableCommand {
             printError("\(file): a render needs an end; give --loop a count")
             throw ExitCode(ExitStatus.usage)
         }
+        let choice = try instrumentOptions.choose(input: input)
         let settings = RenderSettings(sampleRate: rate, format: sampleFormat, blockSize: blockSize, gainDecibels: gain,
-                                      tailSeconds: tail, mono: mono, quiet: input.quiet)
+                                      tailSeconds: tail, mono: mono, quiet: input.quiet, instrument: choice)
         try renderToWAV(sequence, source: file, output: output, settings: settings, transport: plan)
     }
 }
@@ -90,6 +99,7 @@ struct RenderSettings {
     var tailSeconds = 2.0
     var mono = false
     var quiet = false
+    var instrument = InstrumentChoice(instrument: .builtIn, description: "built-in synthesizer")
 }
 
 /// Renders `sequence` with the default graph to a WAV file at `output`: written to a
@@ -110,7 +120,8 @@ func renderToWAV(_ sequence: MusicSequence, source: String, output: String, sett
     let player: Player
     do {
         player = try Player.makeDefault(sequence: sequence, sampleRate: settings.sampleRate,
-                                        maximumFrameCount: min(settings.blockSize, 4096), gainDecibels: settings.gainDecibels)
+                                        maximumFrameCount: min(settings.blockSize, 4096), gainDecibels: settings.gainDecibels,
+                                        instrument: settings.instrument.instrument)
     } catch {
         writer.cancel()
         printError("\(source): cannot build the audio graph: \(error)")
@@ -163,5 +174,5 @@ func renderToWAV(_ sequence: MusicSequence, source: String, output: String, sett
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     let peak = statistics.peak > 0 ? String(format: "%.2f dBFS", statistics.peakDecibels) : "silence"
     let speed = seconds > 0 ? String(format: "%.1fx real time", statistics.seconds / seconds) : "instant"
-    print("\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(settings.sampleRate) Hz \(settings.format.rawValue) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed))")
+    print("\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(settings.sampleRate) Hz \(settings.format.rawValue) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed)) with the \(settings.instrument.description)")
 }

@@ -116,7 +116,7 @@ struct EditCLITests {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let normal = dir.appendingPathComponent("normal.wav").path, fast = dir.appendingPathComponent("fast.wav").path
-        #expect(try CLI.run(["render", CLI.song("click-track.mid"), "-o", normal, "--tail", "0"]).status == 0)
+        #expect(try CLI.run(["render", "--instrument", "builtin", CLI.song("click-track.mid"), "-o", normal, "--tail", "0"]).status == 0)
         let r = try CLI.run(["edit", CLI.song("click-track.mid"), "-o", fast, "--scale-tempo", "2"])
         #expect(r.status == 0, "\(r.stderr)")
         let a = try Data(contentsOf: URL(fileURLWithPath: normal)), b = try Data(contentsOf: URL(fileURLWithPath: fast))

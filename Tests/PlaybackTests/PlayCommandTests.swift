@@ -51,9 +51,9 @@ func wavSampleData(_ path: String) throws -> [UInt8] {
         let midi = try song(in: dir)
         let wav = dir + "/out.wav", raw = dir + "/out.raw"
         let common = ["--sample-rate", "48000", "--tail", "0.3"] + options
-        let rendered = try cli.run(["render", midi, "-o", wav, "--format", "s16"] + common)
+        let rendered = try cli.run(["render", "--instrument", "builtin", midi, "-o", wav, "--format", "s16"] + common)
         #expect(rendered.status == 0, "\(rendered.stderr)")
-        let played = try cli.run(["play", midi, "--device", "file:'\(raw)',raw", "--latency", "20"] + common)
+        let played = try cli.run(["play", "--instrument", "builtin", midi, "--device", "file:'\(raw)',raw", "--latency", "20"] + common)
         #expect(played.status == 0, "\(played.stderr)")
         #expect(played.stdout.hasPrefix("\(midi): played ") && played.stdout.hasSuffix(", 0 underruns\n"), "\(played.stdout)")
         let expected = try wavSampleData(wav)
@@ -72,7 +72,7 @@ func wavSampleData(_ path: String) throws -> [UInt8] {
         var counts: [String: Int] = [:]
         for rate in ["1", "2", "0.5"] {
             let wav = dir + "/r\(rate).wav"
-            let r = try cli.run(["render", midi, "-o", wav, "--sample-rate", "48000", "--tail", "0", "--rate", rate])
+            let r = try cli.run(["render", "--instrument", "builtin", midi, "-o", wav, "--sample-rate", "48000", "--tail", "0", "--rate", rate])
             #expect(r.status == 0, "\(r.stderr)")
             counts[rate] = try wavSampleData(wav).count / 4
         }
@@ -85,7 +85,7 @@ func wavSampleData(_ path: String) throws -> [UInt8] {
     @Test func withoutADevicePlayPrintsOneLineAndExits69() throws {
         let (dir, midi) = try cli.workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let r = try cli.run(["play", midi, "--device", "no_such_pcm_device"])
+        let r = try cli.run(["play", "--instrument", "builtin", midi, "--device", "no_such_pcm_device"])
         #expect(r.status == 69)
         let lines = r.stderr.split(separator: "\n")
         #expect(lines.count == 1 && lines[0].contains("'no_such_pcm_device'") && lines[0].contains("tactus render"), "\(r.stderr)")
@@ -96,7 +96,7 @@ func wavSampleData(_ path: String) throws -> [UInt8] {
         let (dir, midi) = try cli.workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         for port in ["14:0", "Midi Through,20:0"] {
-            let r = try cli.run(["play", midi, "--port", port, "--rate", "2", "--from", "1:2"])
+            let r = try cli.run(["play", "--instrument", "builtin", midi, "--port", port, "--rate", "2", "--from", "1:2"])
             #expect(r.status == 69, "\(r.stderr)")
             #expect(r.stdout.isEmpty)
             #expect(r.stderr == "tactus: no ALSA sequencer: /dev/snd/seq does not exist (load the kernel module: sudo modprobe snd-seq)\n", "\(r.stderr)")
@@ -106,9 +106,9 @@ func wavSampleData(_ path: String) throws -> [UInt8] {
     @Test func playToAPortChecksFileAndOptionsFirst() throws {
         let (dir, midi) = try cli.workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        #expect(try cli.run(["play", dir + "/none.mid", "--port", "14:0"]).status == 66)
+        #expect(try cli.run(["play", "--instrument", "builtin", dir + "/none.mid", "--port", "14:0"]).status == 66)
         for options in [["--rate", "30"], ["--mute", "9"], ["--loop", "2"], ["--port", ","]] {
-            let r = try cli.run(["play", midi, "--port", "14:0"] + options)
+            let r = try cli.run(["play", "--instrument", "builtin", midi, "--port", "14:0"] + options)
             #expect(r.status == 64, "\(options): \(r.stderr)")
             #expect(r.stderr.split(separator: "\n").count == 1, "\(options): \(r.stderr)")
         }
@@ -118,7 +118,7 @@ func wavSampleData(_ path: String) throws -> [UInt8] {
         let (dir, midi) = try cli.workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         for options in [["--rate", "30"], ["--from", "x:1"], ["--from", "2:1", "--to", "1:1"], ["--mute", "9"], ["--loop", "0"], ["--loop"]] {
-            let r = try cli.run(["render", midi, "-o", dir + "/x.wav"] + options)
+            let r = try cli.run(["render", "--instrument", "builtin", midi, "-o", dir + "/x.wav"] + options)
             #expect(r.status == 64, "\(options): \(r.stderr)")
             #expect(r.stderr.split(separator: "\n").count == 1, "\(options): \(r.stderr)")
         }

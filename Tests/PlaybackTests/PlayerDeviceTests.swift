@@ -57,7 +57,7 @@ struct PlayerDeviceTests {
         let (dir, _) = try cli.workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let wav = dir + "/expected.wav", capture = dir + "/capture.raw"
-        let rendered = try tactus(["render", song, "-o", wav, "--format", "s16"] + options)
+        let rendered = try tactus(["render", "--instrument", "builtin", song, "-o", wav, "--format", "s16"] + options)
         try #require(rendered.status == 0, "\(rendered.stderr)")
         let expected = try wavSampleData(wav).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
 
@@ -66,7 +66,7 @@ struct PlayerDeviceTests {
                                  ["-q", "-D", "hw:Loopback,1,0", "-f", "S16_LE", "-c", "2", "-r", "48000", "-t", "raw", "-d", "\(seconds)", capture],
                                  stdout: dir + "/arecord.out", stderr: dir + "/arecord.err")
         usleep(300_000)
-        let played = try tactus(["play", song, "--device", "hw:Loopback,0,0", "--latency", "100"] + options)
+        let played = try tactus(["play", "--instrument", "builtin", song, "--device", "hw:Loopback,0,0", "--latency", "100"] + options)
         #expect(try waitForExit(recorder) == 0)
         #expect(played.status == 0, "\(played.stderr)")
         #expect(played.stdout.hasSuffix(", 0 underruns\n"), "\(played.stdout)")
@@ -84,11 +84,11 @@ struct PlayerDeviceTests {
         let (dir, _) = try cli.workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let wav = dir + "/length.wav"
-        let rendered = try tactus(["render", song, "-o", wav, "--format", "s16"] + options)
+        let rendered = try tactus(["render", "--instrument", "builtin", song, "-o", wav, "--format", "s16"] + options)
         try #require(rendered.status == 0, "\(rendered.stderr)")
         let audioSeconds = Double(try wavSampleData(wav).count / 4) / 48_000
         let start = Date()
-        let played = try tactus(["play", song, "--device", "hw:2,0", "--latency", "100"] + options)
+        let played = try tactus(["play", "--instrument", "builtin", song, "--device", "hw:2,0", "--latency", "100"] + options)
         let elapsed = Date().timeIntervalSince(start)
         #expect(played.status == 0, "\(played.stderr)")
         #expect(played.stdout.hasSuffix(", 0 underruns\n"), "\(played.stdout)")

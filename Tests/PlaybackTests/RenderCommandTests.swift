@@ -42,7 +42,7 @@ import Testing
         let (dir, midi) = try workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let out = dir + "/song.wav"
-        let r = try run(["render", midi, "-o", out, "--sample-rate", "48000", "--format", "s24", "--tail", "0.5", "--mono", "--block-size", "100"])
+        let r = try run(["render", "--instrument", "builtin", midi, "-o", out, "--sample-rate", "48000", "--format", "s24", "--tail", "0.5", "--mono", "--block-size", "100"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.isEmpty, "no progress bar when stderr is not a terminal")
         #expect(r.stdout.contains("peak") && r.stdout.contains("real time") && r.stdout.contains("0:02.458"))
@@ -58,13 +58,13 @@ import Testing
         let out = dir + "/x.wav"
         try Data("not midi".utf8).write(to: URL(fileURLWithPath: dir + "/bad.mid"))
         let cases: [([String], Int32, String)] = [
-            (["render", midi, "-o", out, "--format", "s8"], 64, out),
-            (["render", midi, "-o", out, "--sample-rate", "22050"], 64, out),
-            (["render", midi, "-o", out, "--block-size", "0"], 64, out),
-            (["render", dir + "/missing.mid", "-o", out], 66, dir + "/missing.mid"),
-            (["render", dir + "/bad.mid", "-o", out], 65, dir + "/bad.mid"),
-            (["render", midi, "-o", dir + "/no/such/dir/x.wav"], 73, dir + "/no/such/dir/x.wav"),
-            (["render", midi, "-o", dir], 73, dir),
+            (["render", "--instrument", "builtin", midi, "-o", out, "--format", "s8"], 64, out),
+            (["render", "--instrument", "builtin", midi, "-o", out, "--sample-rate", "22050"], 64, out),
+            (["render", "--instrument", "builtin", midi, "-o", out, "--block-size", "0"], 64, out),
+            (["render", "--instrument", "builtin", dir + "/missing.mid", "-o", out], 66, dir + "/missing.mid"),
+            (["render", "--instrument", "builtin", dir + "/bad.mid", "-o", out], 65, dir + "/bad.mid"),
+            (["render", "--instrument", "builtin", midi, "-o", dir + "/no/such/dir/x.wav"], 73, dir + "/no/such/dir/x.wav"),
+            (["render", "--instrument", "builtin", midi, "-o", dir], 73, dir),
         ]
         for (arguments, status, path) in cases {
             let r = try run(arguments)

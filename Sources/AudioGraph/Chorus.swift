@@ -1,0 +1,154 @@
+import Foundation
+
+/// A stereo chorus: the input feeds one delay line read by several voices whose delays swing
+/// with sine LFOs spread evenly in phase; even voices lean left, odd voices right.
+///
+/// Everything advances per sample (delay line, LFO phase), so the output does not depend on
+/// how blocks are split. The delay line is allocated in `prepare`.
+public final class ChorusNode: AudioNode {
+    /// Parameter identifiers.
+    public enum Parameter {
+        /// Number of chorus voices, 1...8.
+        public static let voices: UInt32 = 0
+        /// LFO rate in hertz.
+        public static let rate: UInt32 = 1
+        /// Delay swing, peak to peak, in milliseconds.
+        public static let depth: UInt32 = 2
+        /// Level of the chorused signal (FluidSynth's chorus level scale: 2 is its default).
+        public static let level: UInt32 = 3
+        /// Level of the direct signal.
+        public static let dry: UInt32 = 4
+    }
+
+    public let name = "Chorus"
+    public let inputBusCount = 1
+    private var table = ParameterTable([
+        AudioParameterInfo(id: Parameter.voices, name: "Voices", range: 1...8, unit: .indexed, defaultValue: 3),
+        AudioParameterInfo(id: Parameter.rate, name: "Rate", range: 0.05...5, unit: .hertz, defaultValue: 0.3),
+        AudioParameterInfo(id: Parameter.depth, name: "Depth", range: 0...20, unit: .milliseconds, defaultValue: 8),
+        AudioParameterInfo(id: Parameter.level, name: "Level", range: 0...10, unit: .generic, defaultValue: 2),
+        AudioParameterInfo(id: Parameter.dry, name: "Dry level", range: 0...1, unit: .fraction, defaultValue: 0),
+    ])
+    public var parameterInfos: [AudioParameterInfo] { table.infos }
+
+    /// Shortest delay in milliseconds, under the swing.
+    private static let baseDelayMilliseconds = 2.0
+    private static let maximumVoices = 8
+    private var line: UnsafeMutablePointer<Float>?
+    private var lineLength = 0
+    private var writeIndex = 0
+    private var lfoPhase: Double = 0
+    private var sampleRate: Double = 44_100
+    // Derived from the parameters.
+    private var voiceCount = 3
+    private var phaseStep: Double = 0
+    private var centreDelay: Float = 0
+    private var swing: Float = 0
+    private var wetGain: Float = 0
+    private var dryGain: Float = 0
+    private var panLeft = [Float](repeating: 0, count: ChorusNode.maximumVoices)
+    private var panRight = [Float](repeating: 0, count: ChorusNode.maximumVoices)
+    /// One sine period with a guard point, read with linear interpolation: a call to sin()
+    /// per voice and sample would cost more than the whole chorus.
+    private static let sineSize = 4096
+    private let sine: UnsafeMutablePointer<Float> = {
+        let table = UnsafeMutablePointer<Float>.allocate(capacity: ChorusNode.sineSize + 1)
+        for i in 0...ChorusNode.sineSize { table[i] = Float(sin(2 * Double.pi * Double(i) / Double(ChorusNode.sineSize))) }
+        return table
+    }()
+
+    /// Creates a chorus; `dry` 0 gives only the chorused signal (for send effects).
+    public init(voices: Int = 3, rate: Float = 0.3, depthMilliseconds: Float = 8, level: Float = 2, dry: Float = 0) {
+        _ = table.set(Parameter.voices, Float(voices))
+        _ = table.set(Parameter.rate, rate)
+        _ = table.set(Parameter.depth, depthMilliseconds)
+        _ = table.set(Parameter.level, level)
+        _ = table.set(Parameter.dry, dry)
+        update()
+    }
+
+    deinit {
+        line?.deallocate()
+        sine.deallocate()
+    }
+
+    public func prepare(sampleRate: Double, maximumFrameCount: Int) {
+        self.sampleRate = sampleRate
+        line?.deallocate()
+        // Room for the longest delay the parameters allow, plus the interpolation points.
+        lineLength = Int((Self.baseDelayMilliseconds + 20) * sampleRate / 1000) + 4
+        line = .allocate(capacity: lineLength)
+        line!.initialize(repeating: 0, count: lineLength)
+        update()
+        reset()
+    }
+
+    public func reset() {
+        line?.update(repeating: 0, count: lineLength)
+        writeIndex = 0
+        lfoPhase = 0
+    }
+
+    private func update() {
+        voiceCount = Int(table[Parameter.voices])
+        phaseStep = Double(table[Parameter.rate]) / sampleRate
+        let samplesPerMillisecond = Float(sampleRate / 1000)
+        swing = table[Parameter.depth] * samplesPerMillisecond / 2
+        centreDelay = Float(Self.baseDelayMilliseconds) * samplesPerMillisecond + swing
+        wetGain = table[Parameter.level] / Float(voiceCount) * 0.5
+        dryGain = table[Parameter.dry]
+        for k in 0..<Self.maximumVoices {
+            // Voices spread across the stereo field, equal power.
+            let position = voiceCount == 1 ? 0.5 : Double(k) / Double(voiceCount - 1)
+            panLeft[k] = Float(cos(position * Double.pi / 2) * 2.0.squareRoot())
+            panRight[k] = Float(sin(position * Double.pi / 2) * 2.0.squareRoot())
+        }
+    }
+
+    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
+        guard scope == .global, table.set(id, value) else { return }
+        update()
+    }
+
+    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
+        scope == .global ? table.value(id) : nil
+    }
+
+    public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        guard let line, lineLength > 0 else {
+            output.clear(frameCount: frameCount)
+            return
+        }
+        let input = inputs[0]
+        let n = voiceCount
+        let length = lineLength
+        for f in 0..<frameCount {
+            let x = (input.left[f] + input.right[f]) * 0.5
+            line[writeIndex] = x
+            var l: Float = 0, r: Float = 0
+            for k in 0..<n {
+                var p = lfoPhase + Double(k) / Double(n)
+                if p >= 1 { p -= 1 }
+                let x = Float(p) * Float(Self.sineSize)
+                let j = min(Int(x), Self.sineSize - 1)
+                let lfo = sine[j] + (sine[j + 1] - sine[j]) * (x - Float(j))
+                let delay = centreDelay + swing * lfo
+                // Linear interpolation between the two points around the delayed position.
+                var position = Float(writeIndex) - delay
+                if position < 0 { position += Float(length) }
+                let i0 = Int(position)
+                let frac = position - Float(i0)
+                let i1 = i0 + 1 == length ? 0 : i0 + 1
+                let y = line[i0] + (line[i1] - line[i0]) * frac
+                l += y * panLeft[k]
+                r += y * panRight[k]
+            }
+            output.left[f] = l * wetGain + input.left[f] * dryGain
+            output.right[f] = r * wetGain + input.right[f] * dryGain
+            writeIndex += 1
+            if writeIndex == length { writeIndex = 0 }
+            lfoPhase += phaseStep
+            if lfoPhase >= 1 { lfoPhase -= 1 }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import ArgumentParser
+import Foundation
+import Playback
+import Sampler
+import SoundFont
+
+/// Options `tactus render` and `tactus play` share to choose what plays the tracks.
+struct InstrumentOptions: ParsableArguments {
+    @Option(name: .customLong("soundfont"),
+            help: ArgumentHelp("Play with this SoundFont 2 bank (else $TACTUS_SOUNDFONT, else a bank at a standard path, else the built-in synthesizer).",
+                               valueName: "FILE"))
+    var soundFont: String?
+
+    @Option(help: ArgumentHelp("'builtin' for the built-in synthesizer whatever banks are installed, or a JSON audio-file patch to play on every channel.",
+                               valueName: "builtin|PATCH.json"))
+    var instrument: String?
+
+    @Flag(name: .customLong("no-reverb"), help: "Switch the sampler's reverb off (as fluidsynth -o synth.reverb.active=0).")
+    var noReverb = false
+
+    @Flag(name: .customLong("no-chorus"), help: "Switch the sampler's chorus off (as fluidsynth -o synth.chorus.active=0).")
+    var noChorus = false
+
+    @Option(help: ArgumentHelp("Most sampler voices at once, 1...4096 (FluidSynth's synth.polyphony; default 256).", valueName: "N"))
+    var polyphony: Int?
+
+    /// Spelling of `--instrument` that forces the built-in synthesizer.
+    static let builtInSpelling = "builtin"
+}
+
+/// What plays the tracks, and a few words saying so.
+struct InstrumentChoice {
+    var instrument: DefaultInstrument
+    var description: String
+}
+
+extension InstrumentOptions {
+    /// Checks the options that need no file; a bad one prints one line starting with `file`
+    /// and exits 64. Called before anything is read or created.
+    func validate(file: String) throws {
+        func usage(_ message: String) -> ExitCode {
+            printError("\(file): \(message)")
+            return ExitCode(ExitStatus.usage)
+        }
+        if let instrument, instrument != Self.builtInSpelling, soundFont != nil {
+            throw usage("give either --soundfont or --instrument \(instrument), not both")
+        }
+        if instrument == Self.builtInSpelling, soundFont != nil {
+            throw usage("--instrument builtin plays without a SoundFont: leave out --soundfont")
+        }
+        if let instrument, instrument != Self.builtInSpelling, !instrument.lowercased().hasSuffix(".json") {
+            throw usage("--instrument takes 'builtin' or a JSON patch file, not '\(instrument)'")
+        }
+        if let polyphony, !(1...SamplerNode.maximumVoiceLimit).contains(polyphony) {
+            throw usage("--polyphony \(polyphony) is outside 1...\(SamplerNode.maximumVoiceLimit)")
+        }
+    }
+
+    /// The instrument, in this order: `--instrument` (built-in or a patch), `--soundfont`,
+    /// `TACTUS_SOUNDFONT`, the standard bank paths, else the built-in synthesizer. A bank asked
+    /// for by name that is missing prints one line naming the paths tried and exits 66; an
+    /// unreadable or invalid bank or patch exits 66 or 65 as `tactus info` does.
+    func choose(input: InputOptions) throws -> InstrumentChoice {
+        if instrument == Self.builtInSpelling {
+            return InstrumentChoice(instrument: .builtIn, description: "built-in synthesizer")
+        }
+        if let patch = instrument {
+            do {
+                let bank = try AudioFilePatch.load(contentsOf: patch)
+                return InstrumentChoice(instrument: .sampler(makeSampler(bank)), description: "patch \(patch)")
+            } catch {
+                printError(error.description)
+                throw ExitCode(error.isUnreadableInput ? ExitStatus.noInput : ExitStatus.dataError)
+            }
+        }
+        let choice: SoundFontDiscovery.Choice?
+        do {
+            choice = try SoundFontDiscovery.resolve(explicitPath: soundFont)
+        } catch {
+            printError(error.description)
+            throw ExitCode(ExitStatus.noInput)
+        }
+        guard let choice else {
+            return InstrumentChoice(instrument: .builtIn, description: "built-in synthesizer (no SoundFont found)")
+        }
+        let file = try loadSoundFont(choice.path, options: input)
+        return InstrumentChoice(instrument: .sampler(makeSampler(file.bank)),
+                                description: "SoundFont \(choice.path) (\(choice.origin))")
+    }
+
+    private func makeSampler(_ bank: SoundFontBank) -> SamplerNode {
+        let sampler = SamplerNode(bank: bank)
+        if noReverb { sampler.setParameter(SamplerNode.Parameter.reverbLevel, value: 0) }
+        if noChorus { sampler.setParameter(SamplerNode.Parameter.chorusLevel, value: 0) }
+        if let polyphony { sampler.setParameter(SamplerNode.Parameter.voiceLimit, value: Float(polyphony)) }
+        return sampler
+    }
+}
