@@ -312,15 +312,28 @@ public final class Player {
         return tempoMap.tick(atSeconds: seconds) / Double(sequence.ticksPerQuarter)
     }
 
-    private func readAnchor() -> (position: Int64, step: Int64, hostNanos: Int64)? {
+    /// Where the output stood at the start of the last rendered block: its output frame (which
+    /// never jumps), song position and play-rate step, and the host time the driver gave the
+    /// block (0 offline). Nil only if the audio thread kept rewriting it while it was read.
+    public func outputAnchor() -> PlaybackAnchor? {
+        guard let a = readAnchor() else { return nil }
+        return PlaybackAnchor(outputFrame: a.outputFrame, songPosition: a.position, rateStep: a.step, hostNanos: a.hostNanos)
+    }
+
+    /// Frames between rendering a frame and hearing it: the driver's buffer plus the graph's
+    /// own latency.
+    public var heardLatencyFrames: Int { outputLatencyFrames + engine.graph.latencyFrames }
+
+    private func readAnchor() -> (position: Int64, step: Int64, hostNanos: Int64, outputFrame: Int64)? {
         for _ in 0..<1000 {
             let before = engine.anchorSequence.load(ordering: .acquiring)
             if before & 1 != 0 { continue }
             let position = engine.anchorSongPosition.load(ordering: .relaxed)
             let step = engine.anchorRateStep.load(ordering: .relaxed)
             let host = engine.anchorHostNanos.load(ordering: .relaxed)
+            let output = engine.anchorOutputFrame.load(ordering: .relaxed)
             atomicMemoryFence(ordering: .acquiring)
-            if engine.anchorSequence.load(ordering: .relaxed) == before { return (position, step, host) }
+            if engine.anchorSequence.load(ordering: .relaxed) == before { return (position, step, host, output) }
         }
         return nil
     }
@@ -473,5 +486,25 @@ public final class Player {
                                   event: .parameter(id: key.id, scope: key.scope, element: key.element, value: parameters[key]!)))
         }
         return ChaseSnapshot(events: out)
+    }
+}
+
+/// The engine's clock at the start of a rendered block, as ``Player/outputAnchor()`` reads it.
+public struct PlaybackAnchor: Hashable, Sendable {
+    /// Output frames rendered before the block; counts up by the block size, never jumps.
+    public var outputFrame: Int64
+    /// The song position at the block's first frame, in 1/65536 frames.
+    public var songPosition: Int64
+    /// Song position units per output frame (0 while stopped).
+    public var rateStep: Int64
+    /// Monotonic host time at which the driver asked for the block, or 0 offline.
+    public var hostNanos: Int64
+
+    /// Creates an anchor.
+    public init(outputFrame: Int64, songPosition: Int64, rateStep: Int64, hostNanos: Int64) {
+        self.outputFrame = outputFrame
+        self.songPosition = songPosition
+        self.rateStep = rateStep
+        self.hostNanos = hostNanos
     }
 }

@@ -201,6 +201,8 @@ public final class SoakRun {
         var loop: (from: Int64, to: Int64)?
         var ends = player.timesEndReached
         let trace = ProcessInfo.processInfo.environment["TACTUS_SOAK_TRACE"] != nil
+        enum Action { case seek, rate, edit, loop, stop }
+        var deck: [Action] = []
         // Poll often enough that, even at 100x, an action lands within a few hundred ms of output.
         let pollMicroseconds: UInt32 = configuration.speed == nil ? 500 : 1_000
         while driver.renderedFrames < target {
@@ -226,8 +228,15 @@ public final class SoakRun {
             guard now >= nextAction else { continue }
             if trace { FileHandle.standardError.write(Data("frame \(now) tick \(player.tick) rate \(player.playRate)\n".utf8)) }
             nextAction = now + Int64(Double(random.next(in: 1...2000)) / 1000 * meanGap)
-            switch random.next(in: 0...99) {
-            case 0..<25:
+            if deck.isEmpty {
+                // Actions come from shuffled decks, so even a slow run (sanitizers, a loaded
+                // machine) exercises every kind in proportion.
+                deck = [Action](repeating: .seek, count: 5) + [Action](repeating: .rate, count: 5)
+                    + [Action](repeating: .edit, count: 5) + [Action](repeating: .loop, count: 3) + [.stop, .stop]
+                for i in stride(from: deck.count - 1, to: 0, by: -1) { deck.swapAt(i, random.next(in: 0...i)) }
+            }
+            switch deck.removeLast() {
+            case .seek:
                 // Inside an active loop a seek stays inside it, so a pass is never cut short
                 // behind the checker's back.
                 let tick: Int64
@@ -246,16 +255,16 @@ public final class SoakRun {
                 if trace { FileHandle.standardError.write(Data("  seek \(tick)\n".utf8)) }
                 player.locate(toTick: tick)
                 report.seeks += 1
-            case 25..<50:
+            case .rate:
                 let rates = [0.25, 0.5, 0.8, 1, 1, 1.25, 1.5, 2, 3, 4, 8]
                 player.playRate = rates[random.next(in: 0...(rates.count - 1))]
                 if trace { FileHandle.standardError.write(Data("  rate \(player.playRate)\n".utf8)) }
                 report.rateChanges += 1
-            case 50..<75:
+            case .edit:
                 if trace { FileHandle.standardError.write(Data("  edit\n".utf8)) }
                 editNoise()
                 report.edits += 1
-            case 75..<90:
+            case .loop:
                 if loop != nil {
                     if trace { FileHandle.standardError.write(Data("  clear loop\n".utf8)) }
                     player.clearLoop()
@@ -274,7 +283,7 @@ public final class SoakRun {
                     loop = (from, to)
                     report.loopsSet += 1
                 }
-            default:
+            case .stop:
                 if trace { FileHandle.standardError.write(Data("  stop\n".utf8)) }
                 player.stop()
                 stoppedUntil = now + Int64(random.next(in: 50...500)) * Int64(rate) / 1000

@@ -145,6 +145,9 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Play MIDI only, to these ALSA sequencer ports (CLIENT:PORT or a client name prefix, comma-separated); no audio device is used.")
     var port: String?
 
+    @Option(name: .customLong("port-tracks"), help: "Send these tracks to an ALSA sequencer port in step with the audio: TRACKS=PORT, like 2,3=20:0 (repeatable).")
+    var portTracks: [String] = []
+
     @OptionGroup var instrumentOptions: InstrumentOptions
 
     @OptionGroup var transport: TransportOptions
@@ -153,6 +156,10 @@ struct PlayCommand: ParsableCommand {
 
     func run() throws {
         if let port {
+            if !portTracks.isEmpty {
+                printError("\(file): --port-tracks goes with audio playback; --port already sends every track to ports")
+                throw ExitCode(ExitStatus.usage)
+            }
             try playMIDI(to: port)
             return
         }
@@ -172,6 +179,7 @@ struct PlayCommand: ParsableCommand {
         let smf = try loadTimedMIDIFile(file, options: input, purpose: "played")
         var sequence = smf.makeSequence()
         let plan = try transport.plan(for: &sequence, file: file)
+        let midiOut = try PortTrackOutput.make(routes: portTracks, sequence: &sequence, file: file)
 
         let choice = try instrumentOptions.choose(input: input)
 
@@ -202,9 +210,13 @@ struct PlayCommand: ParsableCommand {
         }
         player.outputLatencyFrames = output.granted.bufferFrames
         plan.apply(to: player)
+        midiOut?.prepare(sampleRate: grantedRate, loopFrames: plan.loop == nil ? nil
+                         : player.songFrame(atTick: plan.fromTick)..<player.songFrame(atTick: plan.toTick ?? player.schedule.endTick))
         let source = PlayerPCMSource(player: player, tailFrames: Int64((tail * Double(grantedRate)).rounded()))
-        source.prerollLatency()
-        player.start()
+        // With tracks on MIDI ports the song starts once the device runs steadily (see
+        // PortTrackOutput.startWhenSteady), so their first messages can be scheduled ahead.
+        source.prerollLatency(startPlaying: midiOut == nil)
+        if midiOut == nil { player.start() }
 
         for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber) { _ in playInterrupted.store(true, ordering: .relaxed) }
@@ -217,10 +229,12 @@ struct PlayCommand: ParsableCommand {
             terminal.restore()
             throw unavailable("cannot start (\(error.reason))")
         }
+        midiOut?.startWhenSteady(player)
         let status = StatusLine(player: player, sequence: sequence, output: output, endTick: plan.toTick ?? player.schedule.endTick)
         var interrupted = false
         while true {
             player.service()
+            midiOut?.service(player)
             if playInterrupted.load(ordering: .relaxed) { interrupted = true; break }
             if source.isFinished { break }
             if let error = output.error {
@@ -258,6 +272,7 @@ struct PlayCommand: ParsableCommand {
             let deadline = Date().addingTimeInterval(Double(target - output.framesWritten) / Double(grantedRate) + 5)
             while output.framesWritten < target && Date() < deadline && output.isRunning { usleep(5_000) }
         }
+        midiOut?.stop()
         // Drain in every case: what the device still holds is at most the latency, and it
         // carries the releases of the notes a stop just ended.
         output.stop(drain: true)
@@ -334,12 +349,12 @@ final class PlayerPCMSource: PCMRenderSource, @unchecked Sendable {
 
     /// Renders and drops the graph's latency (the limiter's look-ahead) before the driver
     /// starts, exactly as an offline render does, so both produce the same frames.
-    func prerollLatency() {
+    func prerollLatency(startPlaying: Bool = true) {
         let block = engine.graph.maximumFrameCount
         let left = UnsafeMutablePointer<Float>.allocate(capacity: block), right = UnsafeMutablePointer<Float>.allocate(capacity: block)
         defer { left.deallocate(); right.deallocate() }
         var remaining = engine.graph.latencyFrames
-        player.start()
+        if startPlaying { player.start() }
         while remaining > 0 {
             let n = min(remaining, block)
             engine.render(frameCount: n, into: StereoBuffer(left: left, right: right))

@@ -8,7 +8,7 @@ struct Tactus: ParsableCommand {
         abstract: "A music sequencer for Linux: inspect, convert, render and play MIDI files.",
         version: "0.1.0",
         subcommands: [InfoCommand.self, DumpCommand.self, ConvertCommand.self, EditCommand.self, BuildCommand.self,
-                      RenderCommand.self, PlayCommand.self, PortsCommand.self]
+                      RenderCommand.self, PlayCommand.self, PortsCommand.self, RecordCommand.self]
     )
 
     /// Runs the command line, first turning a bare `--loop` into `--loop forever`.

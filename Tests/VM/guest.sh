@@ -41,6 +41,13 @@ midi_port_tests() {
 }
 check "tactus play --port into Midi Through recorded by arecordmidi (same notes within 2 ms, rate/from/to, Ctrl-C note-offs, unknown port)" midi_port_tests
 
+record_tests() {
+  TACTUS_REAL_ALSA=1 TACTUS_BINARY="$release/tactus" "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter RecordDeviceTests
+}
+check "tactus record: aplaymidi into its port (within 2 ms, also with audio on snd-dummy), virmidi raw device and raw bytes, kill -9 then --recover, unknown port; play --port-tracks in step with audio" record_tests
+# The timing figures measured, for the log.
+grep -E "messages, each within|recovered [0-9]+ of|in step within" /tmp/check.out | sed 's/^/    /'
+
 soak_real_time() {
   # Issue 8's soak at real time: 60 s on snd-dummy with seeks, rate changes, live edits, loops,
   # stops and live input from another thread; fails on any xrun, lost or repeated event.

@@ -1,0 +1,431 @@
+import MIDI
+import Sequencing
+
+/// One message from a MIDI input and the monotonic host time (nanoseconds, `CLOCK_MONOTONIC`)
+/// at which it arrived.
+public struct MIDIInputEvent: Hashable, Sendable {
+    /// When the message arrived.
+    public var hostNanos: Int64
+    /// The message: a short message, or a whole sysex from F0 to F7.
+    public var bytes: [UInt8]
+
+    /// Creates an input event.
+    public init(hostNanos: Int64, bytes: [UInt8]) {
+        self.hostNanos = hostNanos
+        self.bytes = bytes
+    }
+}
+
+/// A raw MIDI byte stream as an input source: bytes read from a `/dev/snd/midiC*D*` device
+/// or a FIFO, in pieces of any size, become stamped messages.
+///
+/// Every message completed by a piece is stamped with the piece's arrival time: a driver
+/// hands over bytes as they come off the wire, so a piece rarely spans more than one message.
+/// Timing clock (F8) and active sensing (FE) carry no musical content and are left out.
+public struct MIDIByteStreamInput: Sendable {
+    private var parser: MIDIByteStreamParser
+
+    /// A source whose sysex messages are bounded by `maximumSysexLength` bytes.
+    public init(maximumSysexLength: Int = 1 << 16) {
+        parser = MIDIByteStreamParser(maximumSysexLength: maximumSysexLength)
+    }
+
+    /// Data bytes the parser dropped because no status was in effect.
+    public var droppedByteCount: Int { parser.droppedByteCount }
+
+    /// Feeds a piece of the stream that arrived at `hostNanos`; returns the messages it completed.
+    public mutating func receive<Bytes: Sequence>(_ bytes: Bytes, atHostTime hostNanos: Int64) -> [MIDIInputEvent]
+    where Bytes.Element == UInt8 {
+        var events: [MIDIInputEvent] = []
+        parser.feed(bytes) { event in
+            switch event {
+            case .message(let m):
+                if m.status == 0xF8 || m.status == 0xFE { return }
+                events.append(MIDIInputEvent(hostNanos: hostNanos, bytes: m.bytes))
+            case .systemExclusive(let data, let complete):
+                // A sysex cut short is kept, closed, so the track still holds what was sent.
+                events.append(MIDIInputEvent(hostNanos: hostNanos, bytes: complete ? data : data + [0xF7]))
+            }
+        }
+        return events
+    }
+}
+
+/// What happens to a track's existing events where a take lands in it.
+public enum RecordingMode: String, Hashable, Sendable {
+    /// The take is added to what the track holds.
+    case overdub
+    /// Channel events of the track inside the recorded span are removed first.
+    case replace
+}
+
+/// How a take is recorded: where it goes, which span counts, loop passes and input quantize.
+/// Positions are ticks of the recorded sequence (the backing's timeline).
+public struct RecordingSettings: Hashable, Sendable {
+    /// Overdub or replace, for a take that lands in an existing track.
+    public var mode: RecordingMode
+    /// Only events at or after this tick are kept (nil: from the start of the take).
+    public var punchIn: Int64?
+    /// Only events before this tick are kept; notes still held there end there (nil: no end).
+    public var punchOut: Int64?
+    /// Loop recording: playback repeats this span and every pass becomes a take of its own.
+    public var loop: Range<Int64>?
+    /// Input quantize: note starts move to the nearest line of this grid, keeping their length.
+    public var quantize: QuantizeGrid?
+    /// The track (index into ``MusicSequence/tracks``) the take goes into; nil makes a new one.
+    /// Loop takes always get tracks of their own.
+    public var targetTrack: Int?
+    /// Where the take starts (ticks): the start of the span `replace` clears when there is no
+    /// punch-in.
+    public var startTick: Int64
+
+    /// Creates settings; by default a new track, overdub, no punch, no loop, no quantize.
+    public init(mode: RecordingMode = .overdub, punchIn: Int64? = nil, punchOut: Int64? = nil, loop: Range<Int64>? = nil,
+                quantize: QuantizeGrid? = nil, targetTrack: Int? = nil, startTick: Int64 = 0) {
+        self.mode = mode
+        self.punchIn = punchIn
+        self.punchOut = punchOut
+        self.loop = loop
+        self.quantize = quantize
+        self.targetTrack = targetTrack
+        self.startTick = startTick
+    }
+}
+
+/// Turns stamped live MIDI into tracks of a sequence, like a sequencer's record button.
+///
+/// The recorder works in the *take's time*: seconds of the song at play rate 1, counted on the
+/// song's own timeline, unwrapped (a loop pass continues past the loop's end rather than
+/// jumping back) and negative during a count-in. A ``RecordingClock`` gives that time for a
+/// host time; the recorder turns it into ticks through the tempo map, so tempo changes and
+/// the play rate are already accounted for when an event gets here.
+///
+/// Notes are paired first in, first out per channel and key into note events with a
+/// duration. Events before the start (count-in) or outside the punch span are dropped; a note
+/// held across the punch-out or a loop's end is ended there. Input quantize moves note starts
+/// and keeps lengths. No ALSA here: any source that can stamp bytes can feed it.
+public struct MIDIRecorder: Sendable {
+    /// The tempo map ticks are computed with.
+    public let tempoMap: TempoMap
+    /// Ticks per quarter note of the recorded sequence.
+    public let ticksPerQuarter: Int
+    /// The settings of this take.
+    public let settings: RecordingSettings
+
+    private struct OpenNote {
+        var pass: Int
+        var tick: Int64
+        var velocity: UInt8
+        var index: Int
+    }
+
+    /// Events per pass (one pass without a loop), as they will be placed.
+    private var passes: [[TimedEvent]] = [[]]
+    private var open: [Int: [OpenNote]] = [:]
+    private var loopSeconds: (start: Double, length: Double)?
+    /// The furthest tick (and pass) recording has reached.
+    private var reached: (pass: Int, tick: Int64) = (0, 0)
+    private var finished = false
+
+    /// Messages received, kept or not.
+    public private(set) var receivedCount = 0
+    /// Messages kept in a take.
+    public private(set) var keptCount = 0
+    /// Messages dropped: before the start, outside the punch span, or note-offs of dropped notes.
+    public private(set) var droppedCount = 0
+
+    /// A recorder for a sequence with `tempoMap` at `ticksPerQuarter`.
+    public init(tempoMap: TempoMap, ticksPerQuarter: Int, settings: RecordingSettings = RecordingSettings()) {
+        self.tempoMap = tempoMap
+        self.ticksPerQuarter = max(1, ticksPerQuarter)
+        self.settings = settings
+        if let loop = settings.loop, loop.upperBound > loop.lowerBound {
+            let start = tempoMap.seconds(atTick: loop.lowerBound)
+            loopSeconds = (start, tempoMap.seconds(atTick: loop.upperBound) - start)
+        }
+        reached = (0, settings.loop?.lowerBound ?? settings.startTick)
+    }
+
+    /// A recorder for `sequence`'s tempo map and resolution.
+    public init(sequence: MusicSequence, settings: RecordingSettings = RecordingSettings()) {
+        self.init(tempoMap: sequence.makeTempoMap(), ticksPerQuarter: sequence.ticksPerQuarter, settings: settings)
+    }
+
+    /// Where take time `seconds` lands: the loop pass (0 without a loop) and the tick in it;
+    /// nil before the start of the take.
+    public func position(atSeconds seconds: Double) -> (pass: Int, tick: Int64)? {
+        guard seconds.isFinite, seconds >= 0 else { return nil }
+        if let loopSeconds, let loop = settings.loop {
+            guard seconds >= loopSeconds.start - 1e-9 else { return nil }
+            let along = max(0, seconds - loopSeconds.start)
+            var pass = Int((along / loopSeconds.length).rounded(.down))
+            let folded = loopSeconds.start + (along - Double(pass) * loopSeconds.length)
+            var tick = Int64(tempoMap.tick(atSeconds: folded).rounded())
+            if tick >= loop.upperBound {
+                pass += 1
+                tick = loop.lowerBound
+            }
+            return (pass, max(loop.lowerBound, tick))
+        }
+        return (0, Int64(tempoMap.tick(atSeconds: seconds).rounded()))
+    }
+
+    private func inPunch(_ tick: Int64) -> Bool {
+        if let punchIn = settings.punchIn, tick < punchIn { return false }
+        if let punchOut = settings.punchOut, tick >= punchOut { return false }
+        return true
+    }
+
+    /// The tick a note held from `from` ends at when released at `to`: the punch-out or the
+    /// end of its loop pass when it is held past them.
+    private func endTick(of note: OpenNote, releasedAt to: (pass: Int, tick: Int64)) -> Int64 {
+        var end = to.tick
+        if to.pass > note.pass, let loop = settings.loop { end = loop.upperBound }
+        if let punchOut = settings.punchOut { end = min(end, punchOut) }
+        if let loop = settings.loop { end = min(end, loop.upperBound) }
+        return max(note.tick, end)
+    }
+
+    /// Records one message at take time `seconds`.
+    public mutating func record(_ bytes: [UInt8], atSeconds seconds: Double) {
+        guard !finished, let status = bytes.first else { return }
+        receivedCount += 1
+        guard let at = position(atSeconds: seconds) else { droppedCount += 1; return }
+        if at.pass > reached.pass || (at.pass == reached.pass && at.tick > reached.tick) { reached = at }
+        while passes.count <= at.pass { passes.append([]) }
+        let kind = status & 0xF0
+        if (kind == 0x80 || kind == 0x90) && bytes.count >= 3 {
+            let key = Int(status & 0x0F) << 7 | Int(bytes[1] & 0x7F)
+            if kind == 0x90 && bytes[2] > 0 {
+                guard inPunch(at.tick) else { droppedCount += 1; return }
+                let note = NoteEvent(channel: status & 0x0F, key: bytes[1], velocity: bytes[2], duration: 0)
+                passes[at.pass].append(TimedEvent(tick: at.tick, order: UInt32(passes[at.pass].count), event: .note(note)))
+                open[key, default: []].append(OpenNote(pass: at.pass, tick: at.tick, velocity: bytes[2], index: passes[at.pass].count - 1))
+                keptCount += 1
+            } else {
+                guard var waiting = open[key], !waiting.isEmpty else { droppedCount += 1; return }
+                let note = waiting.removeFirst()
+                open[key] = waiting
+                close(note, at: at, releaseVelocity: kind == 0x80 ? bytes[2] : 0, byZeroVelocity: kind == 0x90)
+                keptCount += 1
+            }
+            return
+        }
+        guard inPunch(at.tick) else { droppedCount += 1; return }
+        let event: SequenceEvent
+        if status == 0xF0 {
+            event = .sysex(SysexEvent(status: 0xF0, payload: Array(bytes.dropFirst())))
+        } else {
+            let m = MIDIMessage(status: status, data1: bytes.count > 1 ? bytes[1] : 0, data2: bytes.count > 2 ? bytes[2] : 0)
+            event = .message(m)
+        }
+        passes[at.pass].append(TimedEvent(tick: at.tick, order: UInt32(passes[at.pass].count), event: event))
+        keptCount += 1
+    }
+
+    private mutating func close(_ note: OpenNote, at: (pass: Int, tick: Int64), releaseVelocity: UInt8, byZeroVelocity: Bool) {
+        guard case .note(var n) = passes[note.pass][note.index].event else { return }
+        n.duration = endTick(of: note, releasedAt: at) - note.tick
+        n.releaseVelocity = releaseVelocity & 0x7F
+        n.releasedByZeroVelocityNoteOn = byZeroVelocity
+        passes[note.pass][note.index].event = .note(n)
+    }
+
+    /// Ends the take at take time `seconds` (or where the last event was, whichever is later):
+    /// notes still held end there. Later messages are ignored.
+    public mutating func finish(atSeconds seconds: Double) {
+        guard !finished else { return }
+        var end = reached
+        if let at = position(atSeconds: seconds), at.pass > end.pass || (at.pass == end.pass && at.tick > end.tick) { end = at }
+        reached = end
+        for key in open.keys.sorted() {
+            for note in open[key] ?? [] { close(note, at: end, releaseVelocity: 0, byZeroVelocity: false) }
+        }
+        open = [:]
+        finished = true
+    }
+
+    /// The tick where the take ended, or the furthest one reached so far (in its loop pass).
+    public var endTick: Int64 { reached.tick }
+
+    /// The takes as tracks: one per loop pass that holds events (named "Take N" by pass
+    /// number), or one track for a take without a loop. Input quantize is applied.
+    /// Notes still held end at the furthest point reached; call ``finish(atSeconds:)`` first
+    /// to end them at the stop.
+    public var takes: [(pass: Int, track: MusicTrack)] {
+        var copy = self
+        if !copy.finished { copy.finish(atSeconds: -1) }
+        var result: [(pass: Int, track: MusicTrack)] = []
+        for (pass, events) in copy.passes.enumerated() where !events.isEmpty {
+            // Added one by one so every event and note release gets its own order, in the
+            // order played.
+            var track = MusicTrack()
+            for e in copy.quantized(events).sorted(by: TrackOrdering.less) { track.add(e.event, at: e.tick) }
+            result.append((pass, track))
+        }
+        return result
+    }
+
+    private func quantized(_ events: [TimedEvent]) -> [TimedEvent] {
+        guard let grid = settings.quantize else { return events }
+        let step = grid.ticks(ticksPerQuarter: ticksPerQuarter)
+        return events.map { e in
+            guard case .note = e.event else { return e }
+            var q = e
+            var line = ((e.tick + step / 2) / step) * step
+            // A start pulled onto the loop's end would belong to the next pass: keep it inside.
+            if let loop = settings.loop, line >= loop.upperBound { line -= step }
+            if let loop = settings.loop { line = max(loop.lowerBound, line) }
+            q.tick = max(0, line)
+            return q
+        }
+    }
+
+    /// `sequence` with the take(s) merged in: loop takes as new tracks "Take N"; a take without
+    /// a loop into ``RecordingSettings/targetTrack`` (overdub, or replace: the track's channel
+    /// events and sysex from the punch-in, or the start, up to the punch-out, or the take's
+    /// end, are removed first) or, with no target, as a new track "Recorded".
+    public func merged(into sequence: MusicSequence) -> MusicSequence {
+        var result = sequence
+        let takes = self.takes
+        if settings.loop != nil {
+            for take in takes {
+                var track = take.track
+                track.name = "Take \(take.pass + 1)"
+                result.tracks.append(track)
+            }
+            return result
+        }
+        let recorded = takes.first?.track ?? MusicTrack()
+        guard let target = settings.targetTrack, result.tracks.indices.contains(target) else {
+            var track = recorded
+            track.name = "Recorded"
+            result.tracks.append(track)
+            return result
+        }
+        var track = result.tracks[target]
+        if settings.mode == .replace {
+            let start = settings.punchIn ?? settings.startTick
+            let end = settings.punchOut ?? max(start, endTick)
+            track.removeAll { e in
+                guard e.tick >= start && e.tick < end else { return false }
+                switch e.event {
+                case .note, .message, .sysex: return true
+                case .meta, .parameter, .user: return false
+                }
+            }
+        }
+        for e in recorded.events {
+            var event = e.event
+            if case .note(var n) = event {
+                n.releaseOrder = 0
+                event = .note(n)
+            }
+            track.add(event, at: e.tick)
+        }
+        result.tracks[target] = track
+        return result
+    }
+}
+
+/// Gives the take time (see ``MIDIRecorder``) of a host time.
+public protocol RecordingClock {
+    /// Seconds of the song at rate 1, unwrapped, heard at monotonic host time `nanos`; nil
+    /// while the clock cannot tell yet (audio not started).
+    func songSeconds(atHostTime nanos: Int64) -> Double?
+}
+
+/// A clock that runs on the monotonic clock alone: recording without audio. Song time
+/// advances `rate` seconds per second from `originSongSeconds` at `originHostNanos`.
+public struct MonotonicRecordingClock: RecordingClock, Hashable, Sendable {
+    /// The host time at which the song is at `originSongSeconds`.
+    public var originHostNanos: Int64
+    /// Take time at `originHostNanos` (negative during a count-in).
+    public var originSongSeconds: Double
+    /// The play rate.
+    public var rate: Double
+
+    /// Creates a free-running clock.
+    public init(originHostNanos: Int64, originSongSeconds: Double = 0, rate: Double = 1) {
+        self.originHostNanos = originHostNanos
+        self.originSongSeconds = originSongSeconds
+        self.rate = rate
+    }
+
+    public func songSeconds(atHostTime nanos: Int64) -> Double? {
+        originSongSeconds + Double(nanos - originHostNanos) / 1e9 * rate
+    }
+}
+
+/// The clock of a playing ``Player``: take time follows the audio device, not the system
+/// clock, so a long take does not drift against the backing.
+///
+/// It reads the engine's anchor (see ``Player/outputAnchor()``): the first block rendered
+/// while playing fixes which song time goes with which output frame; from then on song time
+/// is counted in output frames, which never jump, so a transport loop does not fold it
+/// (the recorder folds loop passes itself). A host time becomes the output frame heard then.
+///
+/// The host time of an anchor is when the driver thread woke to render the block, which is
+/// late by its scheduling delay, never early; so the clock keeps the earliest host time seen
+/// for an output frame (the offset between the two clocks), letting it rise only as fast as
+/// two crystal clocks can drift apart (200 ppm). Wake-up jitter then does not reach the take.
+/// Call ``update(from:)`` from the player's control thread regularly.
+public struct PlayerRecordingClock: RecordingClock, Sendable {
+    /// Sample rate of the player.
+    public let sampleRate: Int
+    /// Subtracted from the song's time: the length of a count-in placed before the song.
+    public let offsetSeconds: Double
+    /// How fast the device clock may run slow against the host's: the offset's allowed rise.
+    static let drift = 200e-6
+    private var base: (outputFrame: Int64, songSeconds: Double, rate: Double)?
+    /// Host nanoseconds at which output frame 0 would have been asked for, at best.
+    private var frameZeroHost: Double?
+    private var lastHost: Int64 = 0
+    private var latencyFrames = 0
+
+    /// A clock for a player at `sampleRate`; `offsetSeconds` is subtracted from song time.
+    public init(sampleRate: Int, offsetSeconds: Double = 0) {
+        self.sampleRate = sampleRate
+        self.offsetSeconds = offsetSeconds
+    }
+
+    /// Reads the player's latest anchor (control thread).
+    public mutating func update(from player: Player) {
+        guard let anchor = player.outputAnchor() else { return }
+        update(anchor: anchor, latencyFrames: player.heardLatencyFrames)
+    }
+
+    /// Takes an anchor as ``Player/outputAnchor()`` gives it; anchors of blocks rendered
+    /// before the driver ran (host time 0) or while it filled the buffer are ignored.
+    public mutating func update(anchor: PlaybackAnchor, latencyFrames: Int) {
+        guard PlayerRecordingClock.isSteady(anchor, latencyFrames: latencyFrames) else { return }
+        if base == nil, anchor.rateStep > 0 {
+            base = (anchor.outputFrame,
+                    Double(anchor.songPosition) / Double(Engine.positionUnitsPerFrame) / Double(sampleRate),
+                    Double(anchor.rateStep) / Double(Engine.positionUnitsPerFrame))
+        }
+        let zero = Double(anchor.hostNanos) - Double(anchor.outputFrame) * 1e9 / Double(sampleRate)
+        if let previous = frameZeroHost {
+            let allowed = previous + Double(max(0, anchor.hostNanos - lastHost)) * Self.drift
+            frameZeroHost = min(zero, allowed)
+        } else {
+            frameZeroHost = zero
+        }
+        lastHost = anchor.hostNanos
+        self.latencyFrames = latencyFrames
+    }
+
+    /// True for an anchor whose host time tells when its frame is heard: while the driver
+    /// fills the device's buffer at the start it asks for block after block as fast as they
+    /// render, long before their frames play, so blocks before the buffer's length (the
+    /// latency) say nothing about the device's clock.
+    static func isSteady(_ anchor: PlaybackAnchor, latencyFrames: Int) -> Bool {
+        anchor.hostNanos != 0 && anchor.outputFrame >= Int64(latencyFrames)
+    }
+
+    public func songSeconds(atHostTime nanos: Int64) -> Double? {
+        guard let base, let frameZeroHost else { return nil }
+        let heardFrame = (Double(nanos) - frameZeroHost) * Double(sampleRate) / 1e9 - Double(latencyFrames)
+        return base.songSeconds + (heardFrame - Double(base.outputFrame)) * base.rate / Double(sampleRate) - offsetSeconds
+    }
+}

@@ -1,0 +1,303 @@
+import Foundation
+import MIDI
+import MIDIFile
+import Sequencing
+import Testing
+
+/// `tactus record` against the real ALSA sequencer and snd-virmidi; runs inside the QEMU VM of
+/// `Tests/VM/run-vm-tests.sh` (TACTUS_REAL_ALSA=1). snd-virmidi is card 1: bytes written to
+/// `/dev/snd/midiC1DN` come out of sequencer client 20+N, and what is sent to that client can
+/// be read from the raw device.
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["TACTUS_REAL_ALSA"] == "1"))
+struct RecordDeviceTests {
+    let ports = MIDIPortDeviceTests()
+
+    var binary: String { ProcessInfo.processInfo.environment["TACTUS_BINARY"] ?? ports.device.cli.tactus }
+
+    func workspace() throws -> String {
+        let dir = NSTemporaryDirectory() + "tactus-rec-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+
+    /// Starts `tactus record ARGS` and waits until it records; returns its pid and the
+    /// address of its input port (when it opened one).
+    func startRecording(_ arguments: [String], dir: String) throws -> (pid: pid_t, port: String?) {
+        let pid = try ports.spawn(binary, ["record"] + arguments, stdout: dir + "/record.out", stderr: dir + "/record.err")
+        for _ in 0..<500 {
+            let err = read(dir + "/record.err")
+            if let line = err.split(separator: "\n").first(where: { $0.contains("recording into") }) {
+                let port = line.firstMatch(of: /port (\d+:\d+)/).map { String($0.1) }
+                return (pid, port)
+            }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                Issue.record("tactus record exited early: \(err)")
+                return (pid, nil)
+            }
+            usleep(20_000)
+        }
+        Issue.record("tactus record did not start: \(read(dir + "/record.err"))")
+        return (pid, nil)
+    }
+
+    /// A message as recorded: its time and its bytes, note-offs written `8n kk` whatever
+    /// their encoding and velocity.
+    struct Timed: CustomStringConvertible {
+        var seconds: Double
+        var bytes: [UInt8]
+        var description: String { String(format: "%.4f ", seconds) + bytes.map { String(format: "%02x", $0) }.joined(separator: " ") }
+    }
+
+    /// Every channel message and sysex of a file, notes as their on and off, in time order.
+    func events(_ path: String) throws -> [Timed] {
+        let sequence = try SMFReader.read(contentsOf: path).makeSequence()
+        let tempo = sequence.makeTempoMap()
+        var result: [Timed] = []
+        for track in sequence.tracks {
+            for e in track.events {
+                let at = tempo.seconds(atTick: e.tick + track.offset)
+                switch e.event {
+                case .note(let n):
+                    result.append(Timed(seconds: at, bytes: n.onMessage.bytes))
+                    result.append(Timed(seconds: tempo.seconds(atTick: e.tick + n.duration + track.offset), bytes: [0x80 | n.channel, n.key]))
+                case .message(let m) where m.isChannelMessage:
+                    result.append(Timed(seconds: at, bytes: m.isNoteOff ? [0x80 | m.channel, m.data1] : m.bytes))
+                case .sysex(let s):
+                    result.append(Timed(seconds: at, bytes: [s.status] + s.payload))
+                default: continue
+                }
+            }
+        }
+        return result.sorted { $0.seconds < $1.seconds }
+    }
+
+    /// The same messages, each at its original time (after one common offset: when the
+    /// first arrived) within `tolerance`; returns the worst deviation.
+    @discardableResult
+    func expectSame(_ recorded: [Timed], _ original: [Timed], tolerance: Double = 0.002) -> Double {
+        #expect(recorded.count == original.count, "recorded \(recorded.count) messages, expected \(original.count)")
+        guard let r0 = recorded.first, let o0 = original.first else { return .infinity }
+        let offset = r0.seconds - o0.seconds
+        // Messages at nearly the same time may swap places; within one kind of message
+        // (same bytes) the order is the order played.
+        var byBytes: [[UInt8]: [Double]] = [:]
+        for r in recorded { byBytes[r.bytes, default: []].append(r.seconds) }
+        var used: [[UInt8]: Int] = [:]
+        var worst = 0.0
+        for o in original {
+            let i = used[o.bytes, default: 0]
+            used[o.bytes] = i + 1
+            guard let times = byBytes[o.bytes], i < times.count else {
+                Issue.record("missing \(o)")
+                continue
+            }
+            worst = max(worst, abs(times[i] - offset - o.seconds))
+        }
+        #expect(worst <= tolerance, "a message is \(worst * 1000) ms off")
+        if worst > tolerance {
+            // Which messages, for whoever reads the failure.
+            var deviations: [(Double, Timed)] = []
+            var seen: [[UInt8]: Int] = [:]
+            for o in original {
+                let i = seen[o.bytes, default: 0]
+                seen[o.bytes] = i + 1
+                if let t = byBytes[o.bytes], i < t.count { deviations.append((t[i] - offset - o.seconds, o)) }
+            }
+            for d in deviations.sorted(by: { abs($0.0) > abs($1.0) }).prefix(5) { print(String(format: "  %+.3f ms at ", d.0 * 1000) + "\(d.1)") }
+        }
+        print("recorded \(recorded.count) messages, each within \(String(format: "%.3f", worst * 1000)) ms of its time")
+        return worst
+    }
+
+    /// The first `seconds` of a song of the repository (notes cut there), written to `dir`:
+    /// what aplaymidi plays.
+    func excerpt(_ name: String, seconds: Double, dir: String) throws -> String {
+        let sequence = try SMFReader.read(contentsOf: ports.songs.appendingPathComponent(name).path).makeSequence()
+        let cut = Int64(sequence.makeTempoMap().tick(atSeconds: seconds))
+        var short = sequence
+        for i in short.tracks.indices {
+            short.tracks[i].removeAll { $0.tick >= cut }
+            short.tracks[i].mapEvents { e in
+                if case .note(var n) = e.event, e.tick + n.duration > cut {
+                    n.duration = cut - e.tick
+                    e.event = .note(n)
+                }
+            }
+            short.tracks[i].explicitLength = nil
+        }
+        short.tempoTrack.removeAll { $0.tick >= cut }
+        // Half a second of silence first: aplaymidi starts its queue before it has queued the
+        // first events, so events at 0 would leave late; what is measured here is the recording.
+        let lead = Int64(Double(sequence.ticksPerQuarter) * 2 * 0.5 * (sequence.makeTempoMap().bpm(atTick: 0) / 120))
+        short = short.delayed(byTicks: lead)
+        let path = dir + "/" + name
+        try SMFWriter.writeAtomically(SMFWriter.bytes(of: short), to: path)
+        return path
+    }
+
+    /// Plays `song` with aplaymidi to `port` while `tactus record ARGS` records, then stops
+    /// the recording with SIGINT.
+    func recordAplaymidi(_ song: String, port: String?, recordArguments: [String], dir: String) throws -> (status: Int32, out: String, err: String) {
+        let recording = try startRecording(recordArguments, dir: dir)
+        guard let target = port ?? recording.port else {
+            kill(recording.pid, SIGKILL)
+            _ = ports.waitForExit(recording.pid, seconds: 5, what: "tactus record")
+            return (-1, "", read(dir + "/record.err"))
+        }
+        let player = try ports.spawn("/usr/bin/aplaymidi", ["-p", target, song], stdout: dir + "/aplaymidi.out", stderr: dir + "/aplaymidi.err")
+        let played = ports.waitForExit(player, seconds: 60, what: "aplaymidi")
+        #expect(played == 0, "\(read(dir + "/aplaymidi.err"))")
+        usleep(300_000)
+        kill(recording.pid, SIGINT)
+        let status = ports.waitForExit(recording.pid, seconds: 20, what: "tactus record")
+        return (status, read(dir + "/record.out"), read(dir + "/record.err"))
+    }
+
+    @Test func aplaymidiIntoTheTactusPortIsRecordedWithin2ms() throws {
+        let dir = try workspace()
+        let song = try excerpt("seven-eight.mid", seconds: 8, dir: dir)
+        let run = try recordAplaymidi(song, port: nil, recordArguments: ["-o", dir + "/rec.mid", "--no-audio"], dir: dir)
+        #expect(run.status == 0, "\(run.err)")
+        #expect(run.out.hasPrefix(dir + "/rec.mid: "), "\(run.out)")
+        expectSame(try events(dir + "/rec.mid"), try events(song))
+    }
+
+    @Test func aplaymidiIntoTheTactusPortWhileAudioPlaysOnSndDummy() throws {
+        let dir = try workspace()
+        let song = try excerpt("seven-eight.mid", seconds: 8, dir: dir)
+        // The take's clock is the audio device's; input is heard through the synthesizer.
+        let run = try recordAplaymidi(song, port: nil, recordArguments: ["-o", dir + "/rec.mid", "--device", "hw:2,0", "--latency", "50", "--metronome"],
+                                      dir: dir)
+        #expect(run.status == 0, "\(run.err)")
+        // The take's clock is snd-dummy's, a timer-driven card whose periods the emulated CPU
+        // serves late now and then: a looser bound than for the sequencer's own clock.
+        expectSame(try events(dir + "/rec.mid"), try events(song), tolerance: 0.005)
+    }
+
+    @Test func theVirmidiRawDeviceIsRecordedWithTheSameEvents() throws {
+        let dir = try workspace()
+        let song = try excerpt("morning-steps.mid", seconds: 6, dir: dir)
+        // aplaymidi sends to VirMIDI 1-0 (client 20); its raw side /dev/snd/midiC1D0 gets the bytes.
+        let run = try recordAplaymidi(song, port: "20:0", recordArguments: ["-o", dir + "/rec.mid", "--no-audio", "--input-device", "/dev/snd/midiC1D0"],
+                                      dir: dir)
+        #expect(run.status == 0, "\(run.err)")
+        // The same messages. The raw device stamps bytes as they arrive, which includes how
+        // late the emulated CPU ran the interrupt that delivered them (aplaymidi's queue
+        // timer), unlike the sequencer's tick stamps: the figure is printed, and only an error
+        // beyond what the VM shows fails.
+        expectSame(try events(dir + "/rec.mid"), try events(song), tolerance: 0.015)
+    }
+
+    /// Writes raw bytes into /dev/snd/midiC1D1, which VirMIDI 1-1 (client 21) sends on.
+    func writeRaw(_ bytes: [UInt8], fd: Int32) {
+        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        #expect(n == bytes.count)
+    }
+
+    @Test func rawBytesWrittenToVirmidiReachARecordingPort() throws {
+        let dir = try workspace()
+        let recording = try startRecording(["-o", dir + "/rec.mid", "--no-audio", "--port", "21:0"], dir: dir)
+        let fd = open("/dev/snd/midiC1D1", O_WRONLY)
+        try #require(fd >= 0)
+        // Running status, a clock byte inside a message, sysex, program change, pitch bend.
+        writeRaw([0xC2, 19, 0x92, 60, 100, 64, 0xF8, 90], fd: fd)
+        usleep(100_000)
+        writeRaw([0x92, 60, 0, 64, 0, 0xF0, 0x7D, 0x10, 0x20, 0xF7, 0xE2, 0x00, 0x50, 0xB2, 7, 99], fd: fd)
+        usleep(200_000)
+        close(fd)
+        kill(recording.pid, SIGINT)
+        #expect(ports.waitForExit(recording.pid, seconds: 20, what: "tactus record") == 0, "\(read(dir + "/record.err"))")
+        let got = try events(dir + "/rec.mid").map(\.bytes)
+        let expected: [[UInt8]] = [[0xC2, 19], [0x92, 60, 100], [0x92, 64, 90], [0x82, 60], [0x82, 64], [0xF0, 0x7D, 0x10, 0x20, 0xF7],
+                                   [0xE2, 0x00, 0x50], [0xB2, 7, 99]]
+        #expect(Set(got) == Set(expected) && got.count == expected.count, "\(got)")
+    }
+
+    @Test func afterKill9RecoverBringsBackEveryEventOlderThan100ms() throws {
+        let dir = try workspace()
+        let out = dir + "/rec.mid"
+        let recording = try startRecording(["-o", out, "--no-audio", "--port", "21:0"], dir: dir)
+        let fd = open("/dev/snd/midiC1D1", O_WRONLY)
+        try #require(fd >= 0)
+        var sent: [(seconds: Double, key: UInt8, on: Bool)] = []
+        func now() -> Double {
+            var t = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &t)
+            return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+        }
+        // A note every 25 ms, 12 ms long, for 2.5 s; then kill -9 with notes in flight.
+        var killedAt = 0.0
+        for i in 0..<100 {
+            let key = UInt8(36 + i % 60)
+            writeRaw([0x90, key, 100], fd: fd)
+            sent.append((now(), key, true))
+            usleep(12_000)
+            writeRaw([0x80, key, 0], fd: fd)
+            sent.append((now(), key, false))
+            usleep(13_000)
+        }
+        writeRaw([0x90, 100, 100], fd: fd)
+        sent.append((now(), 100, true))
+        killedAt = now()
+        kill(recording.pid, SIGKILL)
+        _ = ports.waitForExit(recording.pid, seconds: 10, what: "tactus record")
+        close(fd)
+        #expect(!FileManager.default.fileExists(atPath: out))
+        let recover = try ports.device.tactus(["record", "--recover", out + ".journal", "-o", dir + "/recovered.mid"])
+        #expect(recover.status == 0, "\(recover.stderr)")
+        print(recover.stdout.trimmingCharacters(in: .newlines))
+        let recovered = try events(dir + "/recovered.mid").filter { $0.bytes[0] & 0xF0 == 0x90 }
+        let old = sent.filter { $0.on && $0.seconds < killedAt - 0.1 }
+        #expect(recovered.count >= old.count, "recovered \(recovered.count) notes, \(old.count) were sent more than 100 ms before the kill")
+        let ons = sent.filter(\.on)
+        #expect(recovered.map { $0.bytes[1] } == Array(ons.prefix(recovered.count).map(\.key)))
+        // And at the times they were sent.
+        let offset = (recovered.first?.seconds ?? 0) - ons[0].seconds
+        let worst = zip(recovered, ons).map { abs($0.seconds - offset - $1.seconds) }.max() ?? 0
+        // Against when this process wrote them (as its emulated CPU got round to it).
+        #expect(worst <= 0.020, "a recovered note is \(worst * 1000) ms off")
+        print("recovered \(recovered.count) of \(ons.count) notes (\(old.count) sent more than 100 ms before the kill), onsets within \(String(format: "%.3f", worst * 1000)) ms")
+    }
+
+    @Test func anUnknownSourcePortListsThePortsAndExits69() throws {
+        let dir = try workspace()
+        let r = try ports.device.tactus(["record", "-o", dir + "/x.mid", "--no-audio", "--port", "NoSuchKeyboard"])
+        #expect(r.status == 69)
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("no MIDI port 'NoSuchKeyboard'") && lines[0].contains("14:0 Midi Through"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/x.mid.journal"))
+    }
+
+    @Test func portTracksLeaveInStepWithTheAudioWithin2ms() throws {
+        let dir = try workspace()
+        let song = ports.songs.appendingPathComponent("click-track.mid").path
+        let recording = dir + "/rec.mid"
+        let recorder = try ports.spawn("/usr/bin/arecordmidi", ["-p", "14:0", "-b", "120", "-t", "960", recording],
+                                       stdout: dir + "/arecordmidi.out", stderr: dir + "/arecordmidi.err")
+        usleep(500_000)
+        // The click track goes to Midi Through while the (empty) rest plays on snd-dummy.
+        let r = try ports.device.tactus(["play", song, "--device", "hw:2,0", "--latency", "50", "--to", "5:1", "--tail", "0.2",
+                                         "--quiet", "--port-tracks", "1=14:0"])
+        #expect(r.status == 0, "\(r.stderr)")
+        usleep(300_000)
+        kill(recorder, SIGINT)
+        _ = ports.waitForExit(recorder, seconds: 10, what: "arecordmidi")
+        let original = try ports.heard(song).notes.filter { $0.seconds < 9.3 }
+        let got = try ports.heard(recording)
+        // In step: one offset (the median; the first note can leave only once the device has
+        // started, so it is the one most likely late) brings every note within 2 ms.
+        #expect(got.notes.count == original.count, "\(got.notes.count) notes, expected \(original.count)")
+        let differences = zip(got.notes, original).map { $0.seconds - $1.seconds }.sorted()
+        let offset = differences.isEmpty ? 0 : differences[differences.count / 2]
+        let worst = differences.map { abs($0 - offset) }.max() ?? .infinity
+        #expect(zip(got.notes, original).allSatisfy { $0.key == $1.key && $0.channel == $1.channel && $0.velocity == $1.velocity })
+        #expect(worst <= 0.002, "a note is \(worst * 1000) ms out of step")
+        print(String(format: "port track notes in step within %.3f ms (first note %.3f ms from the common offset)", worst * 1000,
+                     ((got.notes.first?.seconds ?? 0) - (original.first?.seconds ?? 0) - offset) * 1000))
+        // At the end the port's channel is silenced.
+        #expect(got.messages.contains(.controlChange(channel: 9, controller: 123, value: 0)))
+    }
+}
