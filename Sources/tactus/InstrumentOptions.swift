@@ -83,7 +83,14 @@ extension InstrumentOptions {
         guard let choice else {
             return InstrumentChoice(instrument: .builtIn, description: "built-in synthesizer (no SoundFont found)")
         }
-        let file = try loadSoundFont(choice.path, options: input)
+        // --strict and the warnings are about the files the user named: a bank found at a
+        // standard path (FluidR3's packaged file warns about its stereo links) stays quiet.
+        var bankOptions = input
+        if choice.origin == .standardLocation {
+            bankOptions.quiet = true
+            bankOptions.strict = false
+        }
+        let file = try loadSoundFont(choice.path, options: bankOptions)
         return InstrumentChoice(instrument: .sampler(makeSampler(file.bank)),
                                 description: "SoundFont \(choice.path) (\(choice.origin))")
     }

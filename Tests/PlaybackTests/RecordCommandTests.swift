@@ -244,12 +244,12 @@ import Testing
         let (dir, midi) = try cli.workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         for options in [["--port-tracks", "1"], ["--port-tracks", "9=14:0"], ["--port-tracks", "0=14:0", "--port", "14:0"]] {
-            let r = try cli.run(["play", midi, "--device", "file:'\(dir)/x.raw',raw"] + options)
+            let r = try cli.run(["play", "--instrument", "builtin", midi, "--device", "file:'\(dir)/x.raw',raw"] + options)
             #expect(r.status == 64, "\(options): \(r.stderr)")
             #expect(r.stderr.split(separator: "\n").count == 1, "\(options): \(r.stderr)")
         }
         guard !FileManager.default.fileExists(atPath: "/dev/snd/seq") else { return }
-        let r = try cli.run(["play", midi, "--device", "file:'\(dir)/x.raw',raw", "--port-tracks", "0=14:0"])
+        let r = try cli.run(["play", "--instrument", "builtin", midi, "--device", "file:'\(dir)/x.raw',raw", "--port-tracks", "0=14:0"])
         #expect(r.status == 69)
         #expect(r.stderr == "tactus: no ALSA sequencer: /dev/snd/seq does not exist (load the kernel module: sudo modprobe snd-seq)\n", "\(r.stderr)")
     }

@@ -279,7 +279,7 @@ struct RecordDeviceTests {
                                        stdout: dir + "/arecordmidi.out", stderr: dir + "/arecordmidi.err")
         usleep(500_000)
         // The click track goes to Midi Through while the (empty) rest plays on snd-dummy.
-        let r = try ports.device.tactus(["play", song, "--device", "hw:2,0", "--latency", "50", "--to", "5:1", "--tail", "0.2",
+        let r = try ports.device.tactus(["play", "--instrument", "builtin", song, "--device", "hw:2,0", "--latency", "50", "--to", "5:1", "--tail", "0.2",
                                          "--quiet", "--port-tracks", "1=14:0"])
         #expect(r.status == 0, "\(r.stderr)")
         usleep(300_000)
