@@ -105,6 +105,11 @@ public final class Engine: @unchecked Sendable {
 
     private var snapshot: EngineSnapshot
     private var userCursor = 0
+    /// The last song frame whose events have all been delivered. At a play rate above 1 the
+    /// song position after a block lies past the last frame the block reached, and events in
+    /// between belong to the next block: a schedule installed at the boundary must resume
+    /// from here, not from the position, or it skips them.
+    private var deliveredThroughFrame: Int64 = -1
     private var songPosition: Int64 = 0
     private var rateStep: Int64 = Engine.positionUnitsPerFrame
     private var pendingRate: (step: Int64, frame: Int64)?
@@ -250,6 +255,7 @@ public final class Engine: @unchecked Sendable {
                 let lastFrame = floorDiv(songPosition + Int64(length - 1) * rateStep, unit)
                 let events = snapshot.schedule.events
                 let targets = snapshot.targets
+                var bufferFilled = false
                 while cursor < events.count && events[cursor].frame <= lastFrame {
                     let offset = Int(max(0, ceilDiv(events[cursor].frame * unit - songPosition, rateStep)))
                     if count == eventCapacity {
@@ -257,6 +263,7 @@ public final class Engine: @unchecked Sendable {
                         // (possibly after zero frames, when more events share one frame).
                         length = offset
                         boundaryReached = nil
+                        bufferFilled = true
                         break
                     }
                     let target = Int(targets[cursor])
@@ -265,6 +272,11 @@ public final class Engine: @unchecked Sendable {
                         count += 1
                     }
                     cursor += 1
+                }
+                if bufferFilled {
+                    deliveredThroughFrame = events[cursor].frame - 1
+                } else if length > 0 {
+                    deliveredThroughFrame = max(deliveredThroughFrame, lastFrame)
                 }
                 passUserEvents(throughFrame: floorDiv(songPosition + Int64(max(0, length - 1)) * rateStep, unit))
             }
@@ -388,14 +400,14 @@ public final class Engine: @unchecked Sendable {
         // Notes of tracks whose content changed may have lost their note-off: release them.
         // Unchanged tracks keep sounding; their note-offs are in the new schedule too.
         releaseSounding(pedals: false, onlyChangedTracks: (old.schedule.trackFingerprints, new.schedule.trackFingerprints))
-        // Re-seek: everything up to the last song frame already covered has been delivered.
-        let covered = floorDiv(songPosition - 1, Engine.positionUnitsPerFrame)
-        cursor = new.schedule.firstIndex(atOrAfterFrame: covered + 1)
-        userCursor = new.schedule.firstUserIndex(atOrAfterFrame: covered + 1)
+        // Resume after the last song frame whose events were delivered.
+        cursor = new.schedule.firstIndex(atOrAfterFrame: deliveredThroughFrame + 1)
+        userCursor = new.schedule.firstUserIndex(atOrAfterFrame: deliveredThroughFrame + 1)
         retire(old)
     }
 
     private func reseek(fromSongFrame songFrame: Int64) {
+        deliveredThroughFrame = songFrame - 1
         cursor = snapshot.schedule.firstIndex(atOrAfterFrame: songFrame)
         userCursor = snapshot.schedule.firstUserIndex(atOrAfterFrame: songFrame)
     }
@@ -421,6 +433,7 @@ public final class Engine: @unchecked Sendable {
             }
             cursor += 1
         }
+        deliveredThroughFrame = max(deliveredThroughFrame, limit - 1)
         flush(count)
     }
 

@@ -536,3 +536,34 @@ final class RenderThreadDone: Sendable {
         #expect(messages.map(\.data1) == [62, 62], "only key 62 plays, once on, once off: \(messages)")
     }
 }
+
+@Suite struct LiveEditAtFastRateTests {
+    /// At a rate above 1 a block's last frame reaches song frame P - step, and events between
+    /// it and the block's end position P belong to the next block. A live edit installed at
+    /// that boundary must resume after what was delivered, not after P (the soak found notes
+    /// lost that way under load).
+    @Test(arguments: [2.0, 3.0, 1.37])
+    func noEventIsSkippedWhenASequenceIsPublishedEveryBlock(rate: Double) throws {
+        var seq = MusicSequence()
+        var dense = MusicTrack()
+        // A note on every tick (50 frames apart), so some always fall in a boundary's gap.
+        for t in 0..<4_000 { dense.addNote(at: Int64(t), channel: 0, key: UInt8(36 + t % 64), velocity: 100, duration: 1) }
+        var other = MusicTrack()
+        other.addNote(at: 0, channel: 1, key: 60, velocity: 100, duration: 10)
+        seq.tracks = [dense, other]
+        let (player, recorder, _) = try recorderPlayer(seq)
+        player.playRate = rate
+        player.start()
+        let l = UnsafeMutablePointer<Float>.allocate(capacity: 512), r = UnsafeMutablePointer<Float>.allocate(capacity: 512)
+        defer { l.deallocate(); r.deallocate() }
+        // Past the song's end (200,000 song frames) at every rate tried.
+        for _ in 0..<400 {
+            player.updateSequence { $0.tracks[1].isMuted.toggle() }
+            player.render(frameCount: 512, into: StereoBuffer(left: l, right: r))
+        }
+        let played = recorder.records.filter { $0.message.isNoteOn && $0.message.channel == 0 }.map(\.message.data1)
+        #expect(played.count == 4_000, "every note plays once")
+        let inOrder: [UInt8] = (0..<played.count).map { UInt8(36 + $0 % 64) }
+        #expect(played == inOrder, "in order, none skipped or repeated")
+    }
+}
