@@ -324,6 +324,7 @@ public final class SoakRun {
     // MARK: Checks
 
     private func checkProbe(script: ScriptLog, report: inout SoakReport) {
+        let trace = ProcessInfo.processInfo.environment["TACTUS_SOAK_TRACE"] != nil
         var sounding = Set<UInt16>()
         var previous: Int?
         var nextSeek = 0
@@ -344,7 +345,7 @@ public final class SoakRun {
                 }
                 if n == prev + 1 { continue }
                 report.probeJumps += 1
-                if ProcessInfo.processInfo.environment["TACTUS_SOAK_TRACE"] != nil {
+                if trace {
                     FileHandle.standardError.write(Data("jump \(prev) -> \(n) at frame \(record.frame); next seeks \(script.seekTargets[nextSeek...].prefix(3))\n".utf8))
                 }
                 // A loop pass: its last note, then its first. Otherwise a seek issued before
