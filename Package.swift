@@ -4,7 +4,11 @@ import PackageDescription
 let package = Package(
     name: "Tactus",
     products: [
-        .executable(name: "tactus", targets: ["tactus"]),
+        .executable(name: "tactus", targets: ["TactusCLI"]),
+        // Everything a player needs: sequences, files, the graph and its instruments, playback
+        // and the drivers, behind one `import Tactus`.
+        .library(name: "Tactus", targets: ["Tactus"]),
+        // The MIDI, sequence and file core, without audio.
         .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile", "SoundFont"]),
     ],
     dependencies: [
@@ -21,8 +25,12 @@ let package = Package(
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
         .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI"]),
+        .target(
+            name: "Tactus",
+            dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "AudioGraph", "Instruments", "Sampler", "Playback", "ALSA"]
+        ),
         .executableTarget(
-            name: "tactus",
+            name: "TactusCLI",
             dependencies: [
                 "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA", "SoundFont", "Sampler",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -58,7 +66,7 @@ let package = Package(
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
-        .testTarget(name: "CLITests", dependencies: ["tactus", "MIDIFile", "Sequencing", "MIDI", "SoundFont"]),
+        .testTarget(name: "CLITests", dependencies: ["TactusCLI", "MIDIFile", "Sequencing", "MIDI", "SoundFont"]),
         // Test-only allocation counter; linked only into the test executable.
         .target(name: "MallocCounter"),
         // Test-only helpers shared by the audio test suites.

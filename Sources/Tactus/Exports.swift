@@ -1,0 +1,10 @@
+// The umbrella module: one `import Tactus` brings the whole public API of the library products.
+@_exported import ALSA
+@_exported import AudioGraph
+@_exported import Instruments
+@_exported import MIDI
+@_exported import MIDIFile
+@_exported import Playback
+@_exported import Sampler
+@_exported import Sequencing
+@_exported import SoundFont
