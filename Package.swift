@@ -18,7 +18,9 @@ let package = Package(
         .target(name: "MIDI"),
         .target(name: "Sequencing", dependencies: ["MIDI"]),
         .target(name: "MIDIFile", dependencies: ["MIDI", "Sequencing"]),
-        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        // libasound is loaded at run time (dlopen), so building needs no ALSA headers and
+        // everything but live audio and MIDI runs without the library.
+        .target(name: "CALSA", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI"]),
         .target(name: "AudioGraph", dependencies: ["MIDI"]),
         .target(name: "SoundFont"),

@@ -54,6 +54,8 @@ public struct ALSAError: Error, Sendable, CustomStringConvertible {
     public var operation: String
     /// ALSA's (negative errno) code.
     public var code: Int32
+    /// Set when the ALSA library itself could not be loaded.
+    public var libraryUnavailable: ALSALibraryUnavailable?
 
     /// Creates an error.
     public init(device: String, operation: String, code: Int32) {
@@ -62,8 +64,14 @@ public struct ALSAError: Error, Sendable, CustomStringConvertible {
         self.code = code
     }
 
-    /// ALSA's explanation of the code.
-    public var reason: String { String(cString: snd_strerror(code)) }
+    /// The device could not be used because the ALSA library is missing.
+    public init(device: String, libraryUnavailable: ALSALibraryUnavailable) {
+        self.init(device: device, operation: "load \(ALSALibrary.soname)", code: -ENOSYS)
+        self.libraryUnavailable = libraryUnavailable
+    }
+
+    /// ALSA's explanation of the code, or why the library could not be loaded.
+    public var reason: String { libraryUnavailable?.description ?? String(cString: snd_strerror(code)) }
 
     public var description: String { "audio device '\(device)': \(operation) failed: \(reason)" }
 }
@@ -96,8 +104,9 @@ public final class PCMOutput: @unchecked Sendable {
 
     /// Opens and configures `configuration.device`.
     public init(_ configuration: PCMConfiguration) throws(ALSAError) {
-        tactus_alsa_silence_errors()
         let device = configuration.device
+        do { try ALSALibrary.load() } catch { throw ALSAError(device: device, libraryUnavailable: error) }
+        tactus_alsa_silence_errors()
         var pcm: OpaquePointer?
         var rc = snd_pcm_open(&pcm, device, SND_PCM_STREAM_PLAYBACK, 0)
         guard rc >= 0, let pcm else { throw ALSAError(device: device, operation: "open", code: rc) }

@@ -24,7 +24,7 @@ public final class RawMIDIInput: @unchecked Sendable {
     /// card's raw MIDI device or the device or kernel cannot stamp (the caller reads the path
     /// as a plain byte stream then).
     public init?(path: String) {
-        guard let name = RawMIDIInput.deviceName(forPath: path) else { return nil }
+        guard let name = RawMIDIInput.deviceName(forPath: path), ALSALibrary.isAvailable else { return nil }
         tactus_alsa_silence_errors()
         var input: OpaquePointer?
         guard snd_rawmidi_open(&input, nil, name, Int32(SND_RAWMIDI_NONBLOCK)) >= 0, let input else { return nil }

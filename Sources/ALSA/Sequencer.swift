@@ -3,6 +3,8 @@ import Foundation
 
 /// Why the ALSA sequencer cannot be used, worded for the person at the terminal.
 public enum SequencerError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// The ALSA library is not installed.
+    case libraryUnavailable(ALSALibraryUnavailable)
     /// The kernel has no sequencer device.
     case missing
     /// The device exists but this user may not open it.
@@ -14,6 +16,8 @@ public enum SequencerError: Error, Sendable, CustomStringConvertible, Equatable 
 
     public var description: String {
         switch self {
+        case .libraryUnavailable(let problem):
+            return problem.description
         case .missing:
             return "no ALSA sequencer: /dev/snd/seq does not exist (load the kernel module: sudo modprobe snd-seq)"
         case .permissionDenied:
@@ -60,6 +64,7 @@ public final class SequencerClient: @unchecked Sendable {
 
     /// Opens the sequencer as a client called `name`, with an input and an output port.
     public init(name: String = "Tactus", createPorts: Bool = true) throws(SequencerError) {
+        do { try ALSALibrary.load() } catch { throw .libraryUnavailable(error) }
         tactus_alsa_silence_errors()
         if !FileManager.default.fileExists(atPath: "/dev/snd/seq") { throw .missing }
         var seq: OpaquePointer?

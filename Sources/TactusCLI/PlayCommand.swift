@@ -189,6 +189,7 @@ struct PlayCommand: ParsableCommand {
             printError("audio device '\(device)': \(reason); to hear the file without one, render it: tactus render \(file) -o OUT.wav")
             return ExitCode(ExitStatus.unavailable)
         }
+        do { try ALSALibrary.load() } catch { throw unavailable("cannot be opened: \(error)") }
         if !isFilePlugin && !ALSASystem.hasSoundDevices { throw unavailable("not available (/dev/snd does not exist)") }
         let bufferFrames = max(64, Int((latency * Double(rate) / 1000).rounded()))
         let output: PCMOutput

@@ -473,6 +473,7 @@ struct RecordCommand: ParsableCommand {
             throw usage("unsupported sample rate '\(sampleRate)' (use 44100, 48000 or 96000)")
         }
         guard latency >= 5, latency <= 2000 else { throw usage("latency \(latency) ms is outside 5...2000") }
+        do { try ALSALibrary.load() } catch { throw AudioUnavailable(device: name, reason: "\(error)") }
         if !name.hasPrefix("file:") && !ALSASystem.hasSoundDevices { throw AudioUnavailable(device: name, reason: "/dev/snd does not exist") }
         let bufferFrames = max(64, Int((latency * Double(rate) / 1000).rounded()))
         let output: PCMOutput
