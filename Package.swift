@@ -22,6 +22,9 @@ let package = Package(
         // everything but live audio and MIDI runs without the library.
         .target(name: "CALSA", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI"]),
+        // libjack is loaded at run time too: JACK is optional, and pw-jack swaps in PipeWire's.
+        .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "JACK", dependencies: ["CJACK"]),
         .target(name: "AudioGraph", dependencies: ["MIDI"]),
         .target(name: "SoundFont"),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
@@ -65,6 +68,7 @@ let package = Package(
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "Sequencing", "MIDI"]),
+        .testTarget(name: "JACKTests", dependencies: ["JACK"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
