@@ -42,10 +42,10 @@ extension SequencerClient {
         do {
             end = try feed(timeline, queue: queue, encoder: encoder, shouldStop: shouldStop)
         } catch {
-            silence(timeline, queue: queue)
+            silence(timeline, queue: queue, stoppedEarly: true)
             throw error
         }
-        silence(timeline, queue: queue)
+        silence(timeline, queue: queue, stoppedEarly: end == .stopped)
         return end
     }
 
@@ -169,8 +169,9 @@ extension SequencerClient {
     }
 
     /// Stops the queue, drops what is still scheduled, and silences every channel used:
-    /// note-offs for the notes sounding at the queue's time, then CC 120 and CC 123.
-    private func silence(_ timeline: MIDITimeline, queue: Int32) {
+    /// note-offs for the notes sounding at the queue's time, then CC 120 and CC 123, and Stop
+    /// for clock followers when the end was not reached.
+    private func silence(_ timeline: MIDITimeline, queue: Int32, stoppedEarly: Bool) {
         let now = tactus_seq_queue_real_time(handle, queue) - Int64(Self.lead)
         snd_seq_drop_output(handle)
         snd_seq_nonblock(handle, 0)
@@ -188,7 +189,7 @@ extension SequencerClient {
                 }
             }
         }
-        var messages: [[UInt8]] = []
+        var messages: [[UInt8]] = timeline.sendsClock && stoppedEarly ? [[0xFC]] : []
         for index in sounding.indices where sounding[index] > 0 {
             messages.append([0x80 | UInt8(index / 128), UInt8(index % 128), 0])
         }

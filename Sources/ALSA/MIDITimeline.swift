@@ -31,6 +31,8 @@ public struct MIDITimeline: Hashable, Sendable {
     public private(set) var messages: [TimedMIDIMessage]
     /// When playback ends: the end of the sequence (or `toTick`), after the last message.
     public private(set) var endNanoseconds: UInt64
+    /// True when the timeline carries MIDI clock and transport messages (see ``init(sequence:fromTick:toTick:rate:clock:)``).
+    public private(set) var sendsClock = false
 
     /// Flattens `sequence` from `fromTick` up to (not including) `toTick`, or the end, played
     /// at `rate` (2 plays in half the time).
@@ -38,7 +40,13 @@ public struct MIDITimeline: Hashable, Sendable {
     /// Notes that start before `fromTick` are left out; notes still sounding at `toTick` end
     /// there. Controllers, program changes, pitch bends and sysex from before `fromTick` are
     /// sent at the start, in their order, so instruments are set up as they would be there.
-    public init(sequence: MusicSequence, fromTick: Int64 = 0, toTick: Int64? = nil, rate: Double = 1) {
+    ///
+    /// With `clock`, the timeline also drives MIDI clock followers (drum machines,
+    /// arpeggiators, other sequencers): Start (or, from a later tick, a Song Position Pointer
+    /// naming the first sixteenth at or after `fromTick`, then Continue) at the start, 24 clocks
+    /// per quarter note at their exact times through the tempo map and `rate`, and Stop at the
+    /// end, last. At equal times clock messages go before the song's own messages.
+    public init(sequence: MusicSequence, fromTick: Int64 = 0, toTick: Int64? = nil, rate: Double = 1, clock: Bool = false) {
         precondition(rate > 0 && rate.isFinite, "rate must be positive")
         let tempo = sequence.makeTempoMap()
         let anySolo = sequence.tracks.contains { $0.isSoloed }
@@ -120,6 +128,29 @@ public struct MIDITimeline: Hashable, Sendable {
         messages = entries.filter { !$0.bytes.isEmpty }.map { TimedMIDIMessage(nanoseconds: time($0.sortTick), bytes: $0.bytes) }
         let endTick = toTick ?? max(lastTick, sequence.length)
         endNanoseconds = max(time(max(endTick, fromTick)), messages.last?.nanoseconds ?? 0)
+        if clock {
+            let transport = MIDIClockTimeline(tempo: tempo, fromTick: fromTick, endTick: max(endTick, fromTick), rate: rate)
+            var clockMessages = transport.messages(endNanoseconds: endNanoseconds)
+            // Stop goes after everything, the song's last note-offs included.
+            let stop = clockMessages.removeLast()
+            messages = Self.merge(clock: clockMessages, song: messages) + [stop]
+            sendsClock = true
+        }
+    }
+
+    /// Merges two time-ordered lists; at equal times the clock's messages come first.
+    private static func merge(clock: [TimedMIDIMessage], song: [TimedMIDIMessage]) -> [TimedMIDIMessage] {
+        var merged: [TimedMIDIMessage] = []
+        merged.reserveCapacity(clock.count + song.count)
+        var i = 0, j = 0
+        while i < clock.count || j < song.count {
+            if j == song.count || (i < clock.count && clock[i].nanoseconds <= song[j].nanoseconds) {
+                merged.append(clock[i]); i += 1
+            } else {
+                merged.append(song[j]); j += 1
+            }
+        }
+        return merged
     }
 
     /// The channels (0...15) that some channel message uses.

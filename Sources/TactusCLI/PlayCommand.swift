@@ -145,6 +145,9 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Play MIDI only, to these ALSA sequencer ports (CLIENT:PORT or a client name prefix, comma-separated); no audio device is used.")
     var port: String?
 
+    @Flag(name: .customLong("midi-clock"), help: "With --port: also send MIDI clock (24 per quarter note through tempo changes and --rate), Start or Song Position Pointer and Continue, and Stop, so drum machines and other sequencers follow.")
+    var midiClock = false
+
     @Option(name: .customLong("port-tracks"), help: "Send these tracks to an ALSA sequencer port in step with the audio: TRACKS=PORT, like 2,3=20:0 (repeatable).")
     var portTracks: [String] = []
 
@@ -162,6 +165,10 @@ struct PlayCommand: ParsableCommand {
             }
             try playMIDI(to: port)
             return
+        }
+        if midiClock {
+            printError("\(file): --midi-clock goes with --port (MIDI-only playback to sequencer ports)")
+            throw ExitCode(ExitStatus.usage)
         }
         guard let rate = Int(sampleRate), RenderCommand.sampleRates.contains(rate) else {
             printError("\(file): unsupported sample rate '\(sampleRate)' (use 44100, 48000 or 96000)")
@@ -313,7 +320,7 @@ extension PlayCommand {
             printError("tactus: \(error)")
             throw ExitCode(ExitStatus.unavailable)
         }
-        let timeline = MIDITimeline(sequence: sequence, fromTick: plan.fromTick, toTick: plan.toTick, rate: plan.rate)
+        let timeline = MIDITimeline(sequence: sequence, fromTick: plan.fromTick, toTick: plan.toTick, rate: plan.rate, clock: midiClock)
         for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber) { _ in playInterrupted.store(true, ordering: .relaxed) }
         }
