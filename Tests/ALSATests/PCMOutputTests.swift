@@ -16,7 +16,7 @@ final class RampSource: PCMRenderSource, @unchecked Sendable {
     }
 }
 
-@Suite("ALSA PCM output")
+@Suite("ALSA PCM output", .enabled(if: ALSALibrary.isAvailable, "needs libasound.so.2 (Debian package libasound2)"))
 struct PCMOutputTests {
     @Test("Plays to ALSA's file plugin: every frame arrives, converted exactly", arguments: [PCMSampleFormat.s16, .s32, .float])
     func filePlugin(format: PCMSampleFormat) throws {

@@ -28,7 +28,7 @@ final class FiniteSource: PCMRenderSource, @unchecked Sendable {
 
 /// Tests against the real ALSA kernel drivers; they run inside the QEMU VM of
 /// `Tests/VM/run-vm-tests.sh`, which sets TACTUS_REAL_ALSA=1 (snd-aloop is card 0, snd-dummy card 2).
-@Suite("ALSA real devices", .enabled(if: ProcessInfo.processInfo.environment["TACTUS_REAL_ALSA"] == "1"))
+@Suite("ALSA real devices", .enabled(if: ProcessInfo.processInfo.environment["TACTUS_REAL_ALSA"] == "1", "runs inside the QEMU VM with the real ALSA drivers (Tests/VM/run-vm-tests.sh sets TACTUS_REAL_ALSA=1)"))
 struct RealDeviceTests {
     @Test("snd-dummy plays at real-time pace without underruns")
     func realTimePace() throws {

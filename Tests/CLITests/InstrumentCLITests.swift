@@ -18,7 +18,8 @@ struct InstrumentCLITests {
         return e.merging(extra) { $1 }
     }
 
-    @Test("--soundfont renders through the sampler and says so; --instrument builtin forces the synthesizer")
+    @Test("--soundfont renders through the sampler and says so; --instrument builtin forces the synthesizer",
+          .enabled(if: FileManager.default.fileExists(atPath: "/usr/share/sounds/sf2/TimGM6mb.sf2"), "needs /usr/share/sounds/sf2/TimGM6mb.sf2 (Debian package timgm6mb-soundfont)"))
     func soundFontAndBuiltIn() throws {
         let bank = try requireBank()
         let dir = try CLI.temporaryDirectory()

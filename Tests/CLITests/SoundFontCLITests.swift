@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("tactus info --soundfont")
+@Suite("tactus info --soundfont", .enabled(if: FileManager.default.fileExists(atPath: "/usr/share/sounds/sf2/TimGM6mb.sf2"), "needs /usr/share/sounds/sf2/TimGM6mb.sf2 (Debian package timgm6mb-soundfont)"))
 struct SoundFontCLITests {
     static let timGM6mb = "/usr/share/sounds/sf2/TimGM6mb.sf2"
 

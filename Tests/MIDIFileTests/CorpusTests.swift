@@ -5,7 +5,7 @@ import Testing
 
 /// Conformance against the mido oracle's documents in `../shared/corpus` (skipped when the
 /// shared folder is absent; FixtureTests cover the same cases without it).
-@Suite("Corpus conformance")
+@Suite("Corpus conformance", .enabled(if: SharedMaterial.root != nil, "needs ../shared/corpus beside the repository (the shared test material)"))
 struct CorpusTests {
     /// Where Tactus deliberately differs from mido, each for a reason listed in the corpus
     /// README's mido quirks or the malformed MANIFEST.

@@ -7,7 +7,7 @@ import Testing
 /// `tactus play --port` against the real ALSA sequencer; runs inside the QEMU VM of
 /// `Tests/VM/run-vm-tests.sh` (TACTUS_REAL_ALSA=1), where client 14 is "Midi Through":
 /// what tactus sends to 14:0 comes out of 14:0, and `arecordmidi -p 14:0` records it.
-@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["TACTUS_REAL_ALSA"] == "1"))
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["TACTUS_REAL_ALSA"] == "1", "runs inside the QEMU VM with the real ALSA drivers (Tests/VM/run-vm-tests.sh sets TACTUS_REAL_ALSA=1)"))
 struct MIDIPortDeviceTests {
     let device = PlayerDeviceTests()
 

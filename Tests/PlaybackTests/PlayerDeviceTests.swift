@@ -5,7 +5,7 @@ import Testing
 /// `Tests/VM/run-vm-tests.sh`, which sets TACTUS_REAL_ALSA=1 (snd-aloop is card 0, snd-dummy
 /// card 2) and TACTUS_BINARY to a release build of tactus: a debug build under the VM's
 /// emulated CPU renders slower than real time. Serialized: each test needs the CPU to itself.
-@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["TACTUS_REAL_ALSA"] == "1"))
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["TACTUS_REAL_ALSA"] == "1", "runs inside the QEMU VM with the real ALSA drivers (Tests/VM/run-vm-tests.sh sets TACTUS_REAL_ALSA=1)"))
 struct PlayerDeviceTests {
     let cli = RenderCommandTests()
 

@@ -63,7 +63,8 @@ import Testing
         }
     }
 
-    @Test func withoutTheSequencerRecordSaysSoInOneLineAndExits69() throws {
+    @Test(.enabled(if: InstalledLibrary.alsa, "needs libasound.so.2 (Debian package libasound2)"))
+    func withoutTheSequencerRecordSaysSoInOneLineAndExits69() throws {
         guard !FileManager.default.fileExists(atPath: "/dev/snd/seq") else { return }
         let (dir, fifo) = try workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -240,7 +241,8 @@ import Testing
         #expect(r.status == 65 && r.stderr == "tactus: \(dir)/bad.journal: not a Tactus journal\n", "\(r.stderr)")
     }
 
-    @Test func portTracksOptionsAreCheckedAndNeedTheSequencer() throws {
+    @Test(.enabled(if: InstalledLibrary.alsa, "needs libasound.so.2 (Debian package libasound2)"))
+    func portTracksOptionsAreCheckedAndNeedTheSequencer() throws {
         let (dir, midi) = try cli.workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         for options in [["--port-tracks", "1"], ["--port-tracks", "9=14:0"], ["--port-tracks", "0=14:0", "--port", "14:0"]] {

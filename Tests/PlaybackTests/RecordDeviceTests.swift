@@ -8,7 +8,7 @@ import Testing
 /// `Tests/VM/run-vm-tests.sh` (TACTUS_REAL_ALSA=1). snd-virmidi is card 1: bytes written to
 /// `/dev/snd/midiC1DN` come out of sequencer client 20+N, and what is sent to that client can
 /// be read from the raw device.
-@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["TACTUS_REAL_ALSA"] == "1"))
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["TACTUS_REAL_ALSA"] == "1", "runs inside the QEMU VM with the real ALSA drivers (Tests/VM/run-vm-tests.sh sets TACTUS_REAL_ALSA=1)"))
 struct RecordDeviceTests {
     let ports = MIDIPortDeviceTests()
 

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import SoundFont
 
@@ -32,7 +33,7 @@ func readDamaged(_ bytes: UnsafeRawBufferPointer, count: Int, what: @autoclosure
     }
 }
 
-@Suite("Bad banks: truncated and corrupted TimGM6mb")
+@Suite("Bad banks: truncated and corrupted TimGM6mb", .enabled(if: FileManager.default.fileExists(atPath: "/usr/share/sounds/sf2/TimGM6mb.sf2"), "needs /usr/share/sounds/sf2/TimGM6mb.sf2 (Debian package timgm6mb-soundfont)"))
 struct BadBankTests {
     @Test("Every truncation in the headers and the hydra, and a stride through the samples, fails cleanly")
     func truncations() throws {

@@ -26,6 +26,10 @@ for t in arecord aplay aplaymidi arecordmidi aconnect; do
   p=$(command -v "$t" || true)
   [ -n "$p" ] && tools+=(-f "$p")
 done
+# libasound is loaded at run time, so the VM's ldd closure does not see it: copy it by name.
+for lib in $(ldconfig -p | awk '/libasound\.so\.2 .*x86-64/ {print $NF}'); do
+  tools+=(-f "$lib" -f "$(readlink -f "$lib")")
+done
 bash "$vm" -t "${TACTUS_VM_TIMEOUT:-600}" -m 2048 \
   -f "$bin/tactus" -f "$release/tactus" -f "$release/tactus-soak" -f "$bin/TactusPackageTests.xctest" -f "$root/Songs" -f "$root/Tests/VM/guest.sh" "${tools[@]}" \
   -- sh "$root/Tests/VM/guest.sh" "$bin" "$root" "$release"
