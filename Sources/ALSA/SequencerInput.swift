@@ -13,7 +13,8 @@ import Synchronization
 /// grid (1 ms with the high-resolution timer). ``SequencerInputStamps/realTime`` stamps the
 /// exact arrival instead. The queue's time is turned into monotonic host time through an
 /// offset measured when the queue starts. Every event is decoded to MIDI bytes (channel messages,
-/// sysex, system common and real-time; timing clock and active sensing are left out).
+/// sysex, system common and real-time; active sensing, and timing clock unless asked for, are
+/// left out).
 public final class SequencerInput: @unchecked Sendable {
     private let client: SequencerClient
     private let queue: Int32
@@ -91,16 +92,16 @@ public final class SequencerInput: @unchecked Sendable {
         return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
     }
 
-    fileprivate func start(_ deliver: @escaping @Sendable (_ hostNanos: Int64, _ bytes: [UInt8]) -> Void) {
+    fileprivate func start(timingClock: Bool, _ deliver: @escaping @Sendable (_ hostNanos: Int64, _ bytes: [UInt8]) -> Void) {
         let thread = Thread { [self] in
-            run(deliver)
+            run(timingClock: timingClock, deliver)
             stopped.store(true, ordering: .releasing)
         }
         thread.name = "tactus-seq-in"
         thread.start()
     }
 
-    private func run(_ deliver: @Sendable (Int64, [UInt8]) -> Void) {
+    private func run(timingClock: Bool, _ deliver: @Sendable (Int64, [UInt8]) -> Void) {
         let handle = client.handle
         var decoderPointer: OpaquePointer?
         guard snd_midi_event_new(1 << 16, &decoderPointer) >= 0, let decoder = decoderPointer else { return }
@@ -133,7 +134,7 @@ public final class SequencerInput: @unchecked Sendable {
                 let n = buffer.withUnsafeMutableBufferPointer { snd_midi_event_decode(decoder, $0.baseAddress, $0.count, event) }
                 guard n > 0 else { continue }
                 let bytes = Array(buffer[0..<n])
-                if bytes[0] == 0xF8 || bytes[0] == 0xFE { continue }
+                if (bytes[0] == 0xF8 && !timingClock) || bytes[0] == 0xFE { continue }
                 deliver(host, bytes)
             }
         }
@@ -152,11 +153,12 @@ extension SequencerClient {
 
     /// Starts receiving on the input port: `deliver` gets every message with its monotonic
     /// host time, in order, on the input's thread. Keep the returned input alive while
-    /// recording; stop it before the client goes.
-    public func startInput(stamps: SequencerInputStamps = .queueTicks,
+    /// recording; stop it before the client goes. Timing clock (0xF8) is left out unless
+    /// `timingClock` asks for it (a clock follower or a test of clock output).
+    public func startInput(stamps: SequencerInputStamps = .queueTicks, timingClock: Bool = false,
                            _ deliver: @escaping @Sendable (_ hostNanos: Int64, _ bytes: [UInt8]) -> Void) throws(SequencerError) -> SequencerInput {
         let input = try SequencerInput(client: self, stamps: stamps)
-        input.start(deliver)
+        input.start(timingClock: timingClock, deliver)
         return input
     }
 }
