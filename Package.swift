@@ -67,7 +67,7 @@ let package = Package(
             path: "Benchmarks/SchedulerBenchmark"
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
-        .testTarget(name: "ALSATests", dependencies: ["ALSA", "Sequencing", "MIDI"]),
+        .testTarget(name: "ALSATests", dependencies: ["ALSA", "Sequencing", "MIDI", "MIDIFile"]),
         .testTarget(name: "JACKTests", dependencies: ["JACK"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),

@@ -41,6 +41,12 @@ midi_port_tests() {
 }
 check "tactus play --port into Midi Through recorded by arecordmidi (same notes within 2 ms, rate/from/to, Ctrl-C note-offs, unknown port)" midi_port_tests
 
+midi_clock_tests() {
+  TACTUS_REAL_ALSA=1 TACTUS_BINARY="$release/tactus" "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter MIDIClockDeviceTests
+}
+check "tactus play --port --midi-clock into Midi Through: 24 clocks per quarter within 1 ms through tempo changes and --rate, Start/SPP/Continue/Stop" midi_clock_tests
+grep -E "clocks, worst" /tmp/check.out | sed 's/^/    /'
+
 record_tests() {
   TACTUS_REAL_ALSA=1 TACTUS_BINARY="$release/tactus" "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter RecordDeviceTests
 }
