@@ -19,12 +19,12 @@ let package = Package(
         .target(name: "Sequencing", dependencies: ["MIDI"]),
         .target(name: "MIDIFile", dependencies: ["MIDI", "Sequencing"]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
-        .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI"]),
+        .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI", "Playback"]),
         .target(name: "AudioGraph", dependencies: ["MIDI"]),
         .target(name: "SoundFont"),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
-        .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI"]),
+        .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont"]),
         .target(
             name: "Tactus",
             dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "AudioGraph", "Instruments", "Sampler", "Playback", "ALSA"]
@@ -80,7 +80,7 @@ let package = Package(
         .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI", "AudioTestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["Playback", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak"]
+            dependencies: ["Playback", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak", "ALSA"]
         ),
     ],
     swiftLanguageModes: [.v6]
