@@ -10,6 +10,11 @@ let package = Package(
         .library(name: "Tactus", targets: ["Tactus"]),
         // The MIDI, sequence and file core, without audio.
         .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile", "SoundFont"]),
+        // The audio engine without drivers: graph, instruments, sampler, player and the
+        // playback session with its offline and null backends.
+        .library(name: "TactusAudio", targets: ["AudioGraph", "Instruments", "Sampler", "Playback"]),
+        // The ALSA drivers: the PCM backend for sessions, the sequencer, raw MIDI.
+        .library(name: "TactusALSA", targets: ["ALSA"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -173,7 +173,8 @@ public final class PlaybackSession: @unchecked Sendable {
     // MARK: Playing
 
     /// Opens `backend`, builds the graph for the format it grants, and starts playing; returns
-    /// once the backend runs. Await ``finished()`` for the end.
+    /// once the backend runs. Await ``finished()`` for the end. When the start fails nothing
+    /// has started, and the session may be started on another backend.
     /// - Throws: ``PlaybackSessionError/backend(_:)`` when the backend cannot open or start,
     ///   ``PlaybackSessionError/graph(reason:)``, ``PlaybackSessionError/alreadyStarted``.
     public func start(on backend: any AudioBackend) throws(PlaybackSessionError) {
@@ -182,6 +183,16 @@ public final class PlaybackSession: @unchecked Sendable {
             return !state.started
         }
         guard first else { throw .alreadyStarted }
+        do {
+            try startPlaying(on: backend)
+        } catch {
+            // Nothing started: the program may try another backend (no device: a file).
+            shared.withLock { $0.started = false }
+            throw error
+        }
+    }
+
+    private func startPlaying(on backend: any AudioBackend) throws(PlaybackSessionError) {
         let format: AudioStreamFormat
         do {
             format = try backend.open(AudioStreamRequest(sampleRate: options.sampleRate, latencySeconds: options.latencySeconds))
@@ -199,7 +210,8 @@ public final class PlaybackSession: @unchecked Sendable {
         }
         player.outputLatencyFrames = format.latencyFrames
         let control = SessionControl(session: self, player: player, backend: backend, format: format)
-        control.applyQueuedCommands()
+        let queued = commands.withLock { queue -> [SessionCommand] in defer { queue = [] }; return queue }
+        control.apply(queued)
         observer?.sessionWillStartBackend(self, player: player)
         if options.startsPlaying { player.start() }
         control.renderer.prerollLatency()
@@ -211,6 +223,7 @@ public final class PlaybackSession: @unchecked Sendable {
             try backend.start(control.renderer)
         } catch {
             try? backend.stop(drain: false)
+            commands.withLock { $0 = queued + $0 }
             throw .backend(error)
         }
         options.logHandler?(PlaybackLogEntry(level: .info, message: "\(backend.name): playing at \(format.sampleRate) Hz, "

@@ -47,11 +47,9 @@ final class SessionControl: @unchecked Sendable {
         }
     }
 
-    /// Applies queued commands before the backend starts (the transport set up ahead).
-    func applyQueuedCommands() {
-        for command in session.commands.withLock({ queue -> [SessionCommand] in defer { queue = [] }; return queue }) {
-            apply(command)
-        }
+    /// Applies the commands queued before the start (the transport set up ahead).
+    func apply(_ commands: [SessionCommand]) {
+        for command in commands { apply(command) }
     }
 
     private func apply(_ command: SessionCommand) {
