@@ -10,9 +10,16 @@ let package = Package(
         .library(name: "Tactus", targets: ["Tactus"]),
         // The MIDI, sequence and file core, without audio.
         .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile", "SoundFont"]),
+        // The audio engine without drivers: graph, instruments, sampler, player and the
+        // playback session with its offline and null backends.
+        .library(name: "TactusAudio", targets: ["AudioGraph", "Instruments", "Sampler", "Playback"]),
+        // The ALSA drivers: the PCM backend for sessions, the sequencer, raw MIDI.
+        .library(name: "TactusALSA", targets: ["ALSA"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // `swift package generate-documentation` for the DocC catalogs.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "MIDI"),
@@ -21,7 +28,7 @@ let package = Package(
         // libasound is loaded at run time (dlopen), so building needs no ALSA headers and
         // everything but live audio and MIDI runs without the library.
         .target(name: "CALSA", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI"]),
+        .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI", "Playback"]),
         // libjack is loaded at run time too: JACK is optional, and pw-jack swaps in PipeWire's.
         .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "JACK", dependencies: ["CJACK"]),
@@ -29,7 +36,7 @@ let package = Package(
         .target(name: "SoundFont"),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
-        .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI"]),
+        .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont"]),
         .target(
             name: "Tactus",
             dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "AudioGraph", "Instruments", "Sampler", "Playback", "ALSA"]
@@ -86,7 +93,7 @@ let package = Package(
         .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI", "AudioTestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["Playback", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak"]
+            dependencies: ["Playback", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak", "ALSA"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -141,6 +141,8 @@ public final class Engine: @unchecked Sendable {
     let droppedUserEvents = Atomic<Int>(0)
     /// Changes whenever the engine stops by reaching its end (not by a stop command).
     let endCount = Atomic<Int>(0)
+    /// Counts the transport loop's jumps back to its start (each completed pass but the last).
+    let loopJumpCount = Atomic<Int>(0)
     /// The output frame at which playback last stopped by reaching its end; -1 after a start.
     let publishedEndOutputFrame = Atomic<Int64>(-1)
     // Host-time anchor of the last block: a sequence lock (odd while being written) around
@@ -331,6 +333,7 @@ public final class Engine: @unchecked Sendable {
             songPosition = loop.startFrame * Engine.positionUnitsPerFrame + overshoot
             reseek(fromSongFrame: loop.startFrame)
             deliverNow(loop.chase.events)
+            loopJumpCount.add(1, ordering: .releasing)
         } else {
             releaseSounding(pedals: !endInclusive, onlyChangedTracks: nil)
             playing = false

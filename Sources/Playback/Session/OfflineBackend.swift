@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// Renders a session as fast as the CPU allows, into a WAV file or a memory buffer: the
+/// offline twin of a device, through the same engine, so the file holds exactly what a device
+/// would have played (``PlaybackSession`` drops the graph's look-ahead the same way for both).
+///
+/// A WAV file is written to a temporary name next to `path` and renamed when the session ends
+/// normally or is stopped with drain; a stop without drain or a failure leaves no file.
+public final class OfflineBackend: AudioBackend, @unchecked Sendable {
+    /// Where the audio goes.
+    public enum Destination: Sendable, Hashable {
+        /// A WAV file at this path, in this sample format.
+        case wavFile(path: String, format: WAVSampleFormat)
+        /// Memory, read afterwards with ``OfflineBackend/samples``.
+        case memory
+    }
+
+    /// Where the audio goes.
+    public let destination: Destination
+    /// Frames per render call; the output does not depend on it.
+    public let blockSize: Int
+    public let isRealTime = false
+    private let consumed = Atomic<Int64>(0)
+    private let running = Atomic<Bool>(false)
+    private let stopRequested = Atomic<Bool>(false)
+    private let memory = Mutex<(left: [Float], right: [Float])>(([], []))
+    private let failed = Mutex<AudioBackendError?>(nil)
+    // Set before the render thread starts and read after it is joined, so the thread's
+    // creation and join order every access.
+    private var writer: WAVWriter?
+    private var renderer: PlaybackRenderer?
+    private var thread: pthread_t?
+
+    /// A backend writing a WAV file at `path` (16-bit by default).
+    public convenience init(wavFile path: String, format: WAVSampleFormat = .s16, blockSize: Int = 512) {
+        self.init(destination: .wavFile(path: path, format: format), blockSize: blockSize)
+    }
+
+    /// A backend for `destination`, rendering `blockSize` frames at a time (1...4096).
+    public init(destination: Destination = .memory, blockSize: Int = 512) {
+        self.destination = destination
+        self.blockSize = min(max(blockSize, 1), 4096)
+    }
+
+    public var name: String {
+        if case .wavFile(let path, _) = destination { return path }
+        return "memory"
+    }
+
+    public func open(_ request: AudioStreamRequest) throws(AudioBackendError) -> AudioStreamFormat {
+        if case .wavFile(let path, let format) = destination {
+            do {
+                writer = try WAVWriter(path: path, sampleRate: request.sampleRate, channelCount: 2, format: format)
+            } catch {
+                throw AudioBackendError(.cannotCreateOutput, backend: path, reason: "cannot be created (\(error))")
+            }
+        }
+        return AudioStreamFormat(sampleRate: request.sampleRate, periodFrames: blockSize, latencyFrames: 0)
+    }
+
+    public func start(_ renderer: PlaybackRenderer) throws(AudioBackendError) {
+        guard !running.load(ordering: .acquiring) else { return }
+        self.renderer = renderer
+        running.store(true, ordering: .releasing)
+        let box = Unmanaged.passRetained(self)
+        var tid = pthread_t()
+        let created = pthread_create(&tid, nil, { context in
+            let backend = Unmanaged<OfflineBackend>.fromOpaque(context!).takeRetainedValue()
+            backend.renderLoop()
+            return nil
+        }, box.toOpaque())
+        if created != 0 {
+            box.release()
+            running.store(false, ordering: .releasing)
+            throw AudioBackendError(.io, backend: name, reason: "cannot start the render thread (error \(created))")
+        }
+        thread = tid
+    }
+
+    private func renderLoop() {
+        guard let renderer else { return }
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: blockSize)
+        let right = UnsafeMutablePointer<Float>.allocate(capacity: blockSize)
+        defer { left.deallocate(); right.deallocate() }
+        while !stopRequested.load(ordering: .acquiring) {
+            // Offline rendering is not real-time: waiting here for the control side is fine,
+            // and keeps every user event in order.
+            if renderer.shouldWaitForControlSide { usleep(200); continue }
+            let kept = renderer.render(frameCount: blockSize, left: left, right: right)
+            if kept > 0 {
+                do {
+                    if let writer {
+                        try writer.write(left: left, right: right, count: kept)
+                    } else {
+                        memory.withLock {
+                            $0.left.append(contentsOf: UnsafeBufferPointer(start: left, count: kept))
+                            $0.right.append(contentsOf: UnsafeBufferPointer(start: right, count: kept))
+                        }
+                    }
+                } catch {
+                    let failure = AudioBackendError(.io, backend: name, reason: "\(error)")
+                    failed.withLock { $0 = failure }
+                    break
+                }
+                consumed.add(Int64(kept), ordering: .releasing)
+            }
+            if kept < blockSize { break }
+        }
+        running.store(false, ordering: .releasing)
+    }
+
+    public func stop(drain: Bool) throws(AudioBackendError) {
+        stopRequested.store(true, ordering: .releasing)
+        if let thread { pthread_join(thread, nil) }
+        thread = nil
+        running.store(false, ordering: .releasing)
+        guard let writer else { return }
+        self.writer = nil
+        if drain && failure == nil {
+            do {
+                try writer.finish()
+            } catch {
+                throw AudioBackendError(.io, backend: name, reason: "\(error)")
+            }
+        } else {
+            writer.cancel()
+        }
+    }
+
+    public var framesConsumed: Int64 { consumed.load(ordering: .acquiring) }
+    public var underrunCount: Int { 0 }
+    public var failure: AudioBackendError? { failed.withLock { $0 } }
+    public var isRunning: Bool { running.load(ordering: .acquiring) }
+
+    /// The audio rendered into memory so far: left and right channels (empty for a WAV file).
+    public var samples: (left: [Float], right: [Float]) { memory.withLock { $0 } }
+}

@@ -1,0 +1,342 @@
+import AudioGraph
+import Foundation
+import MIDIFile
+import Sampler
+import Sequencing
+import SoundFont
+import Synchronization
+
+/// Plays a sequence on an audio backend and runs itself: the Tactus way to play a MIDI file
+/// from code.
+///
+/// ```swift
+/// let session = try PlaybackSession(contentsOf: "Songs/morning-steps.mid")
+/// try session.start(on: NullBackend())
+/// let summary = try await session.finished()
+/// ```
+///
+/// The session builds the default graph (a SoundFont sampler when a bank is found, else the
+/// built-in synthesizer, then a limiter), opens the backend, and owns both sides of playback:
+/// the backend's thread renders, and a control thread of the session's own services the
+/// ``Player`` (user events, retired snapshots), watches the backend's clock, underruns and
+/// failures, and ends playback cleanly: the song, its tail, and what the device still holds.
+///
+/// Every method may be called from any thread; transport changes reach the control thread
+/// through a queue and take effect within one pass of its loop (about 20 ms on a device).
+/// ``position`` is what the control thread last saw.
+public final class PlaybackSession: @unchecked Sendable {
+    /// How a session plays.
+    public struct Options {
+        /// What plays the tracks.
+        public var instrument: SessionInstrument
+        /// Gain in decibels before the limiter.
+        public var gainDecibels: Float
+        /// Seconds played after the end, for releases and reverb.
+        public var tailSeconds: Double
+        /// Frames per second asked of the backend.
+        public var sampleRate: Int
+        /// Output latency asked of a device, in seconds.
+        public var latencySeconds: Double
+        /// Whether the song starts when the backend starts; when false, a
+        /// ``PlaybackSessionObserver`` or ``PlaybackSession/resume()`` starts it.
+        public var startsPlaying: Bool
+        /// Receives warnings about the files and facts about the chosen instrument and
+        /// format, on the thread that caused them. The library never prints.
+        public var logHandler: (@Sendable (PlaybackLogEntry) -> Void)?
+
+        /// Options with the defaults of `tactus play`.
+        public init(instrument: SessionInstrument = .automatic(), gainDecibels: Float = 0, tailSeconds: Double = 2,
+                    sampleRate: Int = 44_100, latencySeconds: Double = 0.05, startsPlaying: Bool = true,
+                    logHandler: (@Sendable (PlaybackLogEntry) -> Void)? = nil) {
+            self.instrument = instrument
+            self.gainDecibels = gainDecibels
+            self.tailSeconds = tailSeconds
+            self.sampleRate = sampleRate
+            self.latencySeconds = latencySeconds
+            self.startsPlaying = startsPlaying
+            self.logHandler = logHandler
+        }
+    }
+
+    /// The sequence the session plays.
+    public let sequence: MusicSequence
+    /// What plays the tracks, resolved when the session was created.
+    public let instrument: DefaultInstrument
+    /// A few words naming the instrument ("built-in synthesizer", "SoundFont PATH").
+    public let instrumentDescription: String
+    let options: Options
+    let observer: (any PlaybackSessionObserver)?
+
+    let commands = Mutex<[SessionCommand]>([])
+    let shared = Mutex<SharedState>(SharedState())
+
+    struct SharedState {
+        var started = false
+        var position: PlaybackPosition?
+        var outcome: Result<PlaybackSummary, PlaybackSessionError>?
+        var waiters: [CheckedContinuation<Result<PlaybackSummary, PlaybackSessionError>, Never>] = []
+        var subscribers: [Int: Subscriber] = [:]
+        var nextSubscriber = 0
+        var format: AudioStreamFormat?
+    }
+
+    struct Subscriber {
+        var continuation: AsyncStream<PlaybackEvent>.Continuation
+        var intervalNanos: Int64?
+        var lastPositionNanos: Int64 = 0
+    }
+
+    /// A session for `sequence`.
+    /// - Throws: ``PlaybackSessionError`` when the instrument's SoundFont cannot be loaded.
+    public init(sequence: MusicSequence, options: Options = Options(), observer: (any PlaybackSessionObserver)? = nil) throws(PlaybackSessionError) {
+        self.sequence = sequence
+        self.options = options
+        self.observer = observer
+        (instrument, instrumentDescription) = try Self.resolve(options.instrument, log: options.logHandler)
+    }
+
+    /// A session for the Standard MIDI File at `path`.
+    /// - Throws: ``PlaybackSessionError/unreadableFile(path:reason:)`` when it is missing or
+    ///   unreadable, ``PlaybackSessionError/invalidFile(path:reason:)`` when its content is
+    ///   refused or it has no timing.
+    public convenience init(contentsOf path: String, options: Options = Options(),
+                            observer: (any PlaybackSessionObserver)? = nil) throws(PlaybackSessionError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw .unreadableFile(path: path, reason: "no such file")
+        }
+        if isDirectory.boolValue { throw .unreadableFile(path: path, reason: "is a directory, not a MIDI file") }
+        guard FileManager.default.isReadableFile(atPath: path) else { throw .unreadableFile(path: path, reason: "permission denied") }
+        let file: StandardMIDIFile
+        do {
+            file = try SMFReader.read(contentsOf: path)
+        } catch let error as SMFError {
+            throw .invalidFile(path: path, reason: error.reasonText)
+        } catch {
+            throw .unreadableFile(path: path, reason: "cannot read: \(error)")
+        }
+        try self.init(file: file, name: path, options: options, observer: observer)
+    }
+
+    /// A session for a Standard MIDI File in memory; `name` starts its messages.
+    public convenience init(midiBytes: [UInt8], name: String = "MIDI data", options: Options = Options(),
+                            observer: (any PlaybackSessionObserver)? = nil) throws(PlaybackSessionError) {
+        let file: StandardMIDIFile
+        do {
+            file = try SMFReader.read(midiBytes)
+        } catch {
+            throw .invalidFile(path: name, reason: error.reasonText)
+        }
+        try self.init(file: file, name: name, options: options, observer: observer)
+    }
+
+    private convenience init(file: StandardMIDIFile, name: String, options: Options,
+                             observer: (any PlaybackSessionObserver)?) throws(PlaybackSessionError) {
+        guard file.timeBase.isUsable else {
+            throw .invalidFile(path: name, reason: "division is 0, so the file has no timing and cannot be played")
+        }
+        for warning in file.warnings { options.logHandler?(PlaybackLogEntry(level: .warning, message: "\(name): warning: \(warning)")) }
+        try self.init(sequence: file.makeSequence(), options: options, observer: observer)
+    }
+
+    private static func resolve(_ choice: SessionInstrument,
+                                log: (@Sendable (PlaybackLogEntry) -> Void)?) throws(PlaybackSessionError) -> (DefaultInstrument, String) {
+        switch choice {
+        case .builtIn: return (.builtIn, "built-in synthesizer")
+        case .custom(let instrument):
+            if case .sampler = instrument { return (instrument, "SoundFont sampler") }
+            return (instrument, "built-in synthesizer")
+        case .automatic(let explicit):
+            let found: SoundFontDiscovery.Choice?
+            do {
+                found = try SoundFontDiscovery.resolve(explicitPath: explicit)
+            } catch {
+                throw .unreadableFile(path: error.tried.first?.path ?? "SoundFont", reason: error.description)
+            }
+            guard let found else { return (.builtIn, "built-in synthesizer (no SoundFont found)") }
+            let file: SoundFontFile
+            do {
+                file = try SoundFontReader.read(contentsOf: found.path)
+            } catch {
+                if error.isUnreadableInput { throw .unreadableFile(path: found.path, reason: error.description) }
+                throw .invalidFile(path: found.path, reason: error.description)
+            }
+            // Warnings are about files the user named, not a bank found at a standard path.
+            if found.origin != .standardLocation {
+                for warning in file.warnings { log?(PlaybackLogEntry(level: .warning, message: "\(found.path): warning: \(warning)")) }
+            }
+            log?(PlaybackLogEntry(level: .info, message: "\(found.path): playing with this SoundFont (\(found.origin))"))
+            return (.sampler(SamplerNode(bank: file.bank)), "SoundFont \(found.path) (\(found.origin))")
+        }
+    }
+
+    // MARK: Playing
+
+    /// Opens `backend`, builds the graph for the format it grants, and starts playing; returns
+    /// once the backend runs. Await ``finished()`` for the end. When the start fails nothing
+    /// has started, and the session may be started on another backend.
+    /// - Throws: ``PlaybackSessionError/backend(_:)`` when the backend cannot open or start,
+    ///   ``PlaybackSessionError/graph(reason:)``, ``PlaybackSessionError/alreadyStarted``.
+    public func start(on backend: any AudioBackend) throws(PlaybackSessionError) {
+        let first = shared.withLock { state -> Bool in
+            defer { state.started = true }
+            return !state.started
+        }
+        guard first else { throw .alreadyStarted }
+        do {
+            try startPlaying(on: backend)
+        } catch {
+            // Nothing started: the program may try another backend (no device: a file).
+            shared.withLock { $0.started = false }
+            throw error
+        }
+    }
+
+    private func startPlaying(on backend: any AudioBackend) throws(PlaybackSessionError) {
+        let format: AudioStreamFormat
+        do {
+            format = try backend.open(AudioStreamRequest(sampleRate: options.sampleRate, latencySeconds: options.latencySeconds))
+        } catch {
+            throw .backend(error)
+        }
+        let player: Player
+        do {
+            player = try Player.makeDefault(sequence: sequence, sampleRate: format.sampleRate,
+                                            maximumFrameCount: min(max(format.periodFrames, 64), 4096),
+                                            gainDecibels: options.gainDecibels, instrument: instrument)
+        } catch {
+            try? backend.stop(drain: false)
+            throw .graph(reason: "\(error)")
+        }
+        player.outputLatencyFrames = format.latencyFrames
+        let control = SessionControl(session: self, player: player, backend: backend, format: format)
+        let queued = commands.withLock { queue -> [SessionCommand] in defer { queue = [] }; return queue }
+        control.apply(queued)
+        observer?.sessionWillStartBackend(self, player: player)
+        if options.startsPlaying { player.start() }
+        control.renderer.prerollLatency()
+        shared.withLock {
+            $0.format = format
+            $0.position = control.currentPosition()
+        }
+        do {
+            try backend.start(control.renderer)
+        } catch {
+            try? backend.stop(drain: false)
+            commands.withLock { $0 = queued + $0 }
+            throw .backend(error)
+        }
+        options.logHandler?(PlaybackLogEntry(level: .info, message: "\(backend.name): playing at \(format.sampleRate) Hz, "
+                                             + "\(format.periodFrames) frames per period, \(format.latencyFrames) frames of latency"))
+        observer?.sessionDidStartBackend(self, player: player)
+        control.run()
+    }
+
+    /// Waits for the end: the song and its tail played and drained from the device, or a stop.
+    /// - Throws: ``PlaybackSessionError/backend(_:)`` when the backend failed while playing.
+    @discardableResult
+    public func finished() async throws(PlaybackSessionError) -> PlaybackSummary {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<PlaybackSummary, PlaybackSessionError>, Never>) in
+            let ready = shared.withLock { state -> Result<PlaybackSummary, PlaybackSessionError>? in
+                if let outcome = state.outcome { return outcome }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+        return try result.get()
+    }
+
+    /// The outcome once the session has ended, else nil: for programs that poll (a terminal UI).
+    public var outcome: Result<PlaybackSummary, PlaybackSessionError>? { shared.withLock { $0.outcome } }
+
+    /// What the backend granted, once started.
+    public var format: AudioStreamFormat? { shared.withLock { $0.format } }
+
+    /// Where playback is (as of the control thread's last pass); nil before the start.
+    public var position: PlaybackPosition? { shared.withLock { $0.position } }
+
+    // MARK: Transport
+
+    /// Pauses: notes are released, the position stays.
+    public func pause() { enqueue(.pause) }
+
+    /// Plays on from the current position.
+    public func resume() { enqueue(.resume) }
+
+    /// Ends the session. With `drain`, notes are released and what the device holds plays
+    /// out (a WAV file is completed with what was played); without, the device drops it (and
+    /// an offline backend leaves no file).
+    public func stop(drain: Bool = true) { enqueue(.stop(drain: drain)) }
+
+    /// Moves to `tick`; the instruments are chased to the song's state there.
+    public func locate(toTick tick: Int64) { enqueue(.locate(tick: tick)) }
+
+    /// Moves to `position` (bar:beat:tick, seconds or ticks).
+    public func locate(to position: MusicPosition) { enqueue(.locate(tick: position.tick(in: sequence))) }
+
+    /// Sets the play rate (0.05...20; 2 is twice as fast).
+    public func setRate(_ rate: Double) { enqueue(.rate(rate)) }
+
+    /// Loops `[fromTick, toTick)`, played `count` times in all or forever.
+    public func setLoop(fromTick: Int64, toTick: Int64, count: LoopCount) { enqueue(.loop(from: fromTick, to: toTick, count: count)) }
+
+    /// Removes the transport loop.
+    public func clearLoop() { enqueue(.clearLoop) }
+
+    /// Ends the song at `tick` (events there do not play); nil for the sequence's end.
+    public func setEnd(tick: Int64?) { enqueue(.end(tick: tick)) }
+
+    /// Mutes or unmutes `sequence.tracks[track]`, live.
+    public func setMuted(_ muted: Bool, track: Int) { enqueue(.mute(track: track, on: muted)) }
+
+    /// Solos or unsolos `sequence.tracks[track]`, live.
+    public func setSoloed(_ soloed: Bool, track: Int) { enqueue(.solo(track: track, on: soloed)) }
+
+    private func enqueue(_ command: SessionCommand) { commands.withLock { $0.append(command) } }
+
+    // MARK: Events
+
+    /// A stream of what happens during playback, in order: user events, loop passes, the end,
+    /// underruns, device errors, and the position every `positionInterval` (none when nil).
+    /// It finishes after ``PlaybackEvent/finished(_:)`` or when the session ends with an error
+    /// (after ``PlaybackEvent/deviceError(_:)``). Subscribe before ``start(on:)`` to miss nothing.
+    public func events(positionInterval: Duration? = nil) -> AsyncStream<PlaybackEvent> {
+        let (stream, continuation) = AsyncStream<PlaybackEvent>.makeStream()
+        let nanos = positionInterval.map { Int64($0.components.seconds) * 1_000_000_000 + $0.components.attoseconds / 1_000_000_000 }
+        let ended = shared.withLock { state -> Bool in
+            if state.outcome != nil { return true }
+            state.subscribers[state.nextSubscriber] = Subscriber(continuation: continuation, intervalNanos: nanos.map { max($0, 1_000_000) })
+            state.nextSubscriber += 1
+            return false
+        }
+        if ended { continuation.finish() }
+        return stream
+    }
+
+    /// The user events alone, in order, with tick and track.
+    public func userEvents() -> AsyncStream<PlayedUserEvent> {
+        let events = self.events()
+        return AsyncStream { continuation in
+            let task = Task {
+                for await event in events {
+                    if case .userEvent(let user) = event { continuation.yield(user) }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+/// A transport change on its way to the control thread.
+enum SessionCommand: Sendable {
+    case pause, resume, clearLoop
+    case stop(drain: Bool)
+    case locate(tick: Int64)
+    case rate(Double)
+    case loop(from: Int64, to: Int64, count: LoopCount)
+    case end(tick: Int64?)
+    case mute(track: Int, on: Bool)
+    case solo(track: Int, on: Bool)
+}
