@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI", "Playback"]),
         // libjack is loaded at run time too: JACK is optional, and pw-jack swaps in PipeWire's.
         .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "JACK", dependencies: ["CJACK"]),
+        .target(name: "JACK", dependencies: ["CJACK", "Playback"]),
         .target(name: "AudioGraph", dependencies: ["MIDI"]),
         .target(name: "SoundFont"),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
@@ -75,7 +75,7 @@ let package = Package(
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "Sequencing", "MIDI", "MIDIFile"]),
-        .testTarget(name: "JACKTests", dependencies: ["JACK"]),
+        .testTarget(name: "JACKTests", dependencies: ["JACK", "Playback", "Sequencing"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),

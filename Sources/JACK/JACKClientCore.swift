@@ -33,6 +33,8 @@ public final class JACKClient: @unchecked Sendable {
     private let xruns = Atomic<Int>(0)
     private let shutDown = Atomic<Bool>(false)
     private let active = Atomic<Bool>(false)
+    // The source is called only once the outputs are connected, so nothing it renders is lost.
+    private let live = Atomic<Bool>(false)
     private let periods = Atomic<Int64>(0)
     // Written by the shutdown callback without allocating, read after `shutDown` is seen.
     private let shutdownText = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
@@ -94,8 +96,8 @@ public final class JACKClient: @unchecked Sendable {
         return text.isEmpty ? "the server shut down" : text
     }
 
-    /// Activates the client: from now on `source` is called once per period. Then connects
-    /// the outputs as `connections` says.
+    /// Activates the client and connects the outputs as `connections` says; from then on
+    /// `source` is called once per period (the periods before the connections are silent).
     public func start(source: JACKProcessSource, connections: JACKConnections = .systemPlayback) throws(JACKError) {
         guard !active.load(ordering: .relaxed) else { return }
         self.source = source
@@ -123,11 +125,13 @@ public final class JACKClient: @unchecked Sendable {
             stop()
             throw error
         }
+        live.store(true, ordering: .releasing)
     }
 
     /// Deactivates the client (the source is no longer called once this returns).
     public func stop() {
         guard active.exchange(false, ordering: .relaxed) else { return }
+        live.store(false, ordering: .releasing)
         if !shutDown.load(ordering: .acquiring) { jack_deactivate(handle) }
         source = nil
     }
@@ -234,7 +238,7 @@ public final class JACKClient: @unchecked Sendable {
             firstFrame = jack_last_frame_time(handle)
             usecs = jack_get_time()
         }
-        if let source {
+        if let source, live.load(ordering: .acquiring) {
             let inLeft = inputs.flatMap { jack_port_get_buffer($0.left, frames) }.map { UnsafePointer($0.assumingMemoryBound(to: Float.self)) }
             let inRight = inputs.flatMap { jack_port_get_buffer($0.right, frames) }.map { UnsafePointer($0.assumingMemoryBound(to: Float.self)) }
             source.process(JACKCycle(frameCount: count, left: leftBuffer, right: rightBuffer, inputLeft: inLeft, inputRight: inRight,

@@ -97,7 +97,7 @@ private final class FixedTimebase: JACKTimebaseProvider {
     }
 }
 
-@Suite("JACK client against a real jackd", .serialized, .enabled(if: JACKServer.isInstalled, "\(JACKServer.missing)"))
+@Suite("JACK against a real jackd", .serialized, .enabled(if: JACKServer.isInstalled, "\(JACKServer.missing)"))
 struct JACKClientTests {
     @Test("a client of a server that is not running gets one clear error")
     func noServer() {
@@ -111,7 +111,7 @@ struct JACKClientTests {
 
     @Test("the server's rate and period are taken as they are")
     func rateAndPeriod() throws {
-        let server = try JACKServer(sampleRate: 44_100, period: 128)
+        let server = try JACKServer("rate", sampleRate: 44_100, period: 128)
         let client = try JACKClient(name: "rate", server: server.name)
         #expect(client.sampleRate == 44_100)
         #expect(client.bufferFrames == 128)
@@ -120,7 +120,7 @@ struct JACKClientTests {
 
     @Test("audio one client writes reaches another's inputs sample for sample")
     func audioArrivesUnchanged() throws {
-        let server = try JACKServer()
+        let server = try JACKServer("audio")
         let sender = try JACKClient(name: "sender", server: server.name)
         let probe = try JACKClient(name: "probe", server: server.name, audioInput: true)
         let sink = CaptureSink(frames: 48_000)
@@ -145,7 +145,7 @@ struct JACKClientTests {
 
     @Test("MIDI written at a frame of the period arrives at that frame")
     func midiAtExactFrames() throws {
-        let server = try JACKServer()
+        let server = try JACKServer("midi")
         let sender = try JACKClient(name: "midisender", server: server.name, midiOutput: true)
         let probe = try JACKClient(name: "midiprobe", server: server.name, midiInput: true)
         let sink = CaptureSink(frames: 1)
@@ -170,7 +170,7 @@ struct JACKClientTests {
 
     @Test("transport started, moved and stopped by one client is seen by another; a timebase master's bar:beat is read")
     func transport() throws {
-        let server = try JACKServer()
+        let server = try JACKServer("transport")
         let follower = try JACKClient(name: "follower", server: server.name)
         let controller = try JACKClient(name: "controller", server: server.name)
         try follower.start(source: RampSource(), connections: .none)
@@ -193,7 +193,7 @@ struct JACKClientTests {
 
     @Test("a server killed under a running client is reported as a shutdown, not a hang or crash")
     func serverKilled() throws {
-        let server = try JACKServer()
+        let server = try JACKServer("killed")
         let client = try JACKClient(name: "victim", server: server.name)
         let ramp = RampSource()
         try client.start(source: ramp, connections: .none)

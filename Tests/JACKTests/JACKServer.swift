@@ -12,8 +12,13 @@ final class JACKServer {
     let period: Int
     private let process = Process()
 
-    init(sampleRate: Int = 48_000, period: Int = 256) throws {
-        name = "tactus-test-\(UUID().uuidString.prefix(8))"
+    /// Starts `jackd -n tactus-test-NAME`. Names are reused from run to run on purpose: JACK's
+    /// registry holds eight servers, and reclaims the entry of a killed server only when a
+    /// server of the same name starts again.
+    init(_ label: String, sampleRate: Int = 48_000, period: Int = 256) throws {
+        _ = Self.staleRegistryRemoved
+        let name = "tactus-test-\(label)"
+        self.name = name
         self.sampleRate = sampleRate
         self.period = period
         process.executableURL = URL(fileURLWithPath: Self.executable)
@@ -38,7 +43,38 @@ final class JACKServer {
         process.waitUntilExit()
     }
 
-    deinit { kill() }
+    /// Stops the server as its user would (it unregisters itself).
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(3)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        kill()
+    }
+
+    deinit { stop() }
+
+    /// Done once per test process, before its first server starts (a lazy static runs once,
+    /// and other threads wait for it).
+    static let staleRegistryRemoved: Void = removeStaleRegistry()
+
+    /// When no JACK server runs on the machine at all, removes what killed test servers left
+    /// in /dev/shm (their registry entries fill JACK's eight places).
+    static func removeStaleRegistry() {
+        let running = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.contains { entry in
+            // /proc/PID/stat: "PID (comm) STATE ..."; a zombie (Z) is no server.
+            guard entry.allSatisfy(\.isNumber), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return false }
+            let comm = String(stat[stat.index(after: open)..<close])
+            let state = stat[stat.index(close, offsetBy: 2)...].first
+            return state != "Z" && ["jackd", "jackdbus", "pipewire"].contains(comm)
+        } ?? true
+        guard !running, let names = try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm") else { return }
+        for name in names where name == "jack-shm-registry" || name.hasPrefix("jack_sem.") || name.hasPrefix("jack_tactus-test-")
+            || name.hasPrefix("jack-") || name.hasPrefix("jack_db") {
+            try? FileManager.default.removeItem(atPath: "/dev/shm/" + name)
+        }
+    }
 }
 
 /// Waits until `condition` holds or `seconds` pass; true when it held.

@@ -1,0 +1,126 @@
+import Foundation
+import JACK
+import Playback
+import Sequencing
+import Synchronization
+import Testing
+
+/// Records what reaches its inputs into buffers allocated up front (left channel and right).
+final class Recorder: JACKProcessSource, @unchecked Sendable {
+    let capacity: Int
+    let left: UnsafeMutablePointer<Float>
+    let right: UnsafeMutablePointer<Float>
+    let count = Atomic<Int>(0)
+
+    init(frames: Int) {
+        capacity = frames
+        left = .allocate(capacity: frames)
+        right = .allocate(capacity: frames)
+        left.initialize(repeating: 0, count: frames)
+        right.initialize(repeating: 0, count: frames)
+    }
+
+    deinit {
+        left.deallocate()
+        right.deallocate()
+    }
+
+    func process(_ cycle: JACKCycle) {
+        let start = count.load(ordering: .relaxed)
+        let n = min(cycle.frameCount, capacity - start)
+        guard n > 0, let inLeft = cycle.inputLeft, let inRight = cycle.inputRight else { return }
+        // Nothing is kept before the first sound: the recording starts with the song.
+        var first = 0
+        if start == 0 {
+            while first < n && inLeft[first] == 0 && inRight[first] == 0 { first += 1 }
+            if first == n { return }
+        }
+        (left + start).update(from: inLeft + first, count: n - first)
+        (right + start).update(from: inRight + first, count: n - first)
+        count.store(start + n - first, ordering: .releasing)
+    }
+}
+
+/// Playback sessions on JACK. Part of the one serialized JACK suite: libjack serves one
+/// server per process, so the tests never run two servers at once.
+extension JACKClientTests {
+    /// Two bars of piano chords and a bass line at 132 BPM: about 3.6 s.
+    static func sessionSong() -> MusicSequence {
+        var sequence = MusicSequence(timeBase: .ticksPerQuarter(480))
+        sequence.tempoTrack.add(.meta(.tempo(microsecondsPerQuarter: 454_545)), at: 0)
+        var piano = MusicTrack()
+        for (beat, key) in [60, 64, 67, 72, 65, 69, 72, 77].enumerated() {
+            piano.addNote(at: Int64(beat) * 480, channel: 0, key: UInt8(key), velocity: 90, duration: 400)
+        }
+        var bass = MusicTrack()
+        bass.add(.message(.programChange(channel: 1, program: 33)), at: 0)
+        for beat in 0..<8 { bass.addNote(at: Int64(beat) * 480, channel: 1, key: 36, velocity: 100, duration: 240) }
+        sequence.tracks = [piano, bass]
+        return sequence
+    }
+
+    static func offlineRender(sampleRate: Int) async throws -> (left: [Float], right: [Float]) {
+        var options = PlaybackSession.Options(instrument: .builtIn, tailSeconds: 1)
+        options.sampleRate = sampleRate
+        let session = try PlaybackSession(sequence: sessionSong(), options: options)
+        let backend = OfflineBackend()
+        try session.start(on: backend)
+        _ = try await session.finished()
+        return backend.samples
+    }
+
+    @Test("a song played through JACK reaches another client exactly as the offline render makes it, at the server's rate")
+    func playsExactlyTheRender() async throws {
+        // Long periods: a debug build on a loaded machine must not miss one (an xrun drops frames).
+        let server = try JACKServer("session", sampleRate: 44_100, period: 2048)
+        let probe = try JACKClient(name: "capture", server: server.name, audioInput: true)
+        let recorder = Recorder(frames: 44_100 * 6)
+        try probe.start(source: recorder, connections: .none)
+
+        var options = PlaybackSession.Options(instrument: .builtIn, tailSeconds: 1)
+        options.sampleRate = 48_000  // asked for; the server's 44.1 kHz wins
+        let session = try PlaybackSession(sequence: Self.sessionSong(), options: options)
+        let backend = JACKBackend(options: .init(clientName: "tactus-test", server: server.name, connections: .ports(probe.inputPortNames)))
+        try session.start(on: backend)
+        #expect(session.format?.sampleRate == 44_100)
+        let summary = try await session.finished()
+        #expect(summary.ending == .reachedEnd)
+        usleep(100_000)
+        probe.stop()
+
+        let reference = try await Self.offlineRender(sampleRate: 44_100)
+        let firstSound = try #require(reference.left.indices.first { reference.left[$0] != 0 || reference.right[$0] != 0 })
+        let expectedLeft = Array(reference.left[firstSound...]), expectedRight = Array(reference.right[firstSound...])
+        let got = recorder.count.load(ordering: .acquiring)
+        #expect(got >= expectedLeft.count, "captured \(got) of \(expectedLeft.count) frames")
+        #expect(backend.underrunCount == 0, "an xrun drops frames, so the comparison below cannot hold")
+        var mismatches = 0
+        for i in 0..<min(got, expectedLeft.count) where recorder.left[i] != expectedLeft[i] || recorder.right[i] != expectedRight[i] {
+            mismatches += 1
+        }
+        #expect(mismatches == 0, "\(mismatches) frames differ from the offline render")
+    }
+
+    @Test("a server killed mid-play ends the session with a typed error naming the reason")
+    func serverKilledMidPlay() async throws {
+        let server = try JACKServer("session-killed")
+        let session = try PlaybackSession(sequence: Self.sessionSong(), options: PlaybackSession.Options(instrument: .builtIn))
+        let backend = JACKBackend(options: .init(clientName: "victim", server: server.name, connections: .none))
+        try session.start(on: backend)
+        usleep(300_000)
+        server.kill()
+        do {
+            _ = try await session.finished()
+            Issue.record("the session ended normally after its server was killed")
+        } catch {
+            #expect("\(error)".contains("JACK server stopped the client"), "\(error)")
+        }
+    }
+
+    @Test("no server: opening the backend fails as unavailable, in one line")
+    func sessionWithoutServer() throws {
+        let session = try PlaybackSession(sequence: Self.sessionSong(), options: PlaybackSession.Options(instrument: .builtIn))
+        let backend = JACKBackend(options: .init(server: "tactus-absent-server"))
+        #expect(throws: PlaybackSessionError.self) { try session.start(on: backend) }
+    }
+}
