@@ -73,22 +73,29 @@ extension JACKClientTests {
     func playsExactlyTheRender() async throws {
         // Long periods: a debug build on a loaded machine must not miss one (an xrun drops frames).
         let server = try JACKServer("session", sampleRate: 44_100, period: 2048)
-        let probe = try JACKClient(name: "capture", server: server.name, audioInput: true)
-        let recorder = Recorder(frames: 44_100 * 6)
+        try await Self.playAndCompare(server: server.name, expectedRate: 44_100)
+    }
+
+    /// Plays the song through a session on `server` into a capture client and compares what
+    /// arrived with the offline render at the server's rate.
+    static func playAndCompare(server: String?, expectedRate: Int?) async throws {
+        let probe = try JACKClient(name: "capture", server: server, audioInput: true)
+        let recorder = Recorder(frames: probe.sampleRate * 6)
         try probe.start(source: recorder, connections: .none)
 
         var options = PlaybackSession.Options(instrument: .builtIn, tailSeconds: 1)
-        options.sampleRate = 48_000  // asked for; the server's 44.1 kHz wins
+        options.sampleRate = probe.sampleRate == 48_000 ? 44_100 : 48_000  // asked for; the server's rate wins
         let session = try PlaybackSession(sequence: Self.sessionSong(), options: options)
-        let backend = JACKBackend(options: .init(clientName: "tactus-test", server: server.name, connections: .ports(probe.inputPortNames)))
+        let backend = JACKBackend(options: .init(clientName: "tactus-test", server: server, connections: .ports(probe.inputPortNames)))
         try session.start(on: backend)
-        #expect(session.format?.sampleRate == 44_100)
+        #expect(session.format?.sampleRate == probe.sampleRate)
+        if let expectedRate { #expect(probe.sampleRate == expectedRate) }
         let summary = try await session.finished()
         #expect(summary.ending == .reachedEnd)
         usleep(100_000)
         probe.stop()
 
-        let reference = try await Self.offlineRender(sampleRate: 44_100)
+        let reference = try await Self.offlineRender(sampleRate: probe.sampleRate)
         let firstSound = try #require(reference.left.indices.first { reference.left[$0] != 0 || reference.right[$0] != 0 })
         let expectedLeft = Array(reference.left[firstSound...]), expectedRight = Array(reference.right[firstSound...])
         let got = recorder.count.load(ordering: .acquiring)
@@ -98,7 +105,13 @@ extension JACKClientTests {
         for i in 0..<min(got, expectedLeft.count) where recorder.left[i] != expectedLeft[i] || recorder.right[i] != expectedRight[i] {
             mismatches += 1
         }
-        #expect(mismatches == 0, "\(mismatches) frames differ from the offline render")
+        let firstMismatch = (0..<min(got, expectedLeft.count)).first { recorder.left[$0] != expectedLeft[$0] }
+        var detail = ""
+        if let i = firstMismatch {
+            let tail = min(i + 4, expectedLeft.count)
+            detail = "the first at frame \(i): \(Array(UnsafeBufferPointer(start: recorder.left + i, count: tail - i))) vs \(Array(expectedLeft[i..<tail]))"
+        }
+        #expect(mismatches == 0, "\(mismatches) frames differ from the offline render; \(detail)")
     }
 
     @Test("a server killed mid-play ends the session with a typed error naming the reason")
@@ -122,5 +135,16 @@ extension JACKClientTests {
         let session = try PlaybackSession(sequence: Self.sessionSong(), options: PlaybackSession.Options(instrument: .builtIn))
         let backend = JACKBackend(options: .init(server: "tactus-absent-server"))
         #expect(throws: PlaybackSessionError.self) { try session.start(on: backend) }
+    }
+}
+
+/// The same session test under PipeWire's libjack (`pw-jack`) with a bare `pipewire` daemon:
+/// run by Tests/JACK/pipewire.sh, which sets TACTUS_PIPEWIRE_JACK=1.
+@Suite("JACK under PipeWire", .enabled(if: ProcessInfo.processInfo.environment["TACTUS_PIPEWIRE_JACK"] == "1",
+                                      "runs under pw-jack with a pipewire daemon (Tests/JACK/pipewire.sh sets TACTUS_PIPEWIRE_JACK=1)"))
+struct JACKPipeWireTests {
+    @Test("a song played through PipeWire's JACK reaches another client exactly as the offline render makes it")
+    func playsExactlyTheRender() async throws {
+        try await JACKClientTests.playAndCompare(server: nil, expectedRate: nil)
     }
 }
