@@ -45,17 +45,6 @@ struct TransportPlan {
 
     /// True when playback never ends by itself.
     var isEndless: Bool { loop == .forever }
-
-    /// Sets up `player` for this plan: rate, end, loop and start position.
-    func apply(to player: Player) {
-        player.playRate = rate
-        player.setEnd(tick: toTick)
-        if let loop {
-            player.setLoop(from: fromTick, to: toTick ?? player.schedule.endTick, count: loop)
-        }
-        // A fresh player is already at tick 0 with instruments in their initial state.
-        if fromTick > 0 { player.locate(toTick: fromTick) }
-    }
 }
 
 extension TransportOptions {
@@ -190,110 +179,104 @@ struct PlayCommand: ParsableCommand {
 
         let choice = try instrumentOptions.choose(input: input)
 
+        let options = PlaybackSession.Options(instrument: .custom(choice.instrument), gainDecibels: gain, tailSeconds: tail,
+                                              sampleRate: rate, latencySeconds: latency / 1000,
+                                              // With tracks on MIDI ports the song starts once the device runs
+                                              // steadily (see PortTrackOutput.startWhenSteady), so their first
+                                              // messages can be scheduled ahead.
+                                              startsPlaying: midiOut == nil)
+        // A custom instrument needs no file, so creating the session cannot fail.
+        let session = try! PlaybackSession(sequence: sequence, options: options,
+                                           observer: midiOut.map { PortTrackObserver(output: $0, plan: plan) })
+        plan.apply(to: session)
+
         // The device: one line naming it and pointing at render when there is none.
-        let isFilePlugin = device.hasPrefix("file:")
-        func unavailable(_ reason: String) -> ExitCode {
-            printError("audio device '\(device)': \(reason); to hear the file without one, render it: tactus render \(file) -o OUT.wav")
+        func unavailable(_ message: String) -> ExitCode {
+            printError("\(message); to hear the file without one, render it: tactus render \(file) -o OUT.wav")
             return ExitCode(ExitStatus.unavailable)
         }
-        do { try ALSALibrary.load() } catch { throw unavailable("cannot be opened: \(error)") }
-        if !isFilePlugin && !ALSASystem.hasSoundDevices { throw unavailable("not available (/dev/snd does not exist)") }
-        let bufferFrames = max(64, Int((latency * Double(rate) / 1000).rounded()))
-        let output: PCMOutput
         do {
-            output = try PCMOutput(PCMConfiguration(device: device, sampleRate: rate, periodFrames: max(16, bufferFrames / 4),
-                                                    bufferFrames: bufferFrames, format: .s16))
+            try session.start(on: ALSAPCMBackend(device: device))
         } catch {
-            throw unavailable("cannot be opened (\(error.reason))")
+            switch error {
+            case .graph(let reason):
+                printError("\(file): cannot build the audio graph: \(reason)")
+                throw ExitCode(ExitStatus.dataError)
+            case .backend(let failure): throw unavailable(failure.description)
+            default: throw unavailable(error.description)
+            }
         }
-        let grantedRate = output.granted.sampleRate
-        let player: Player
-        do {
-            player = try Player.makeDefault(sequence: sequence, sampleRate: grantedRate,
-                                            maximumFrameCount: max(output.granted.periodFrames, 64), gainDecibels: gain,
-                                            instrument: choice.instrument)
-        } catch {
-            printError("\(file): cannot build the audio graph: \(error)")
-            throw ExitCode(ExitStatus.dataError)
-        }
-        player.outputLatencyFrames = output.granted.bufferFrames
-        plan.apply(to: player)
-        midiOut?.prepare(sampleRate: grantedRate, loopFrames: plan.loop == nil ? nil
-                         : player.songFrame(atTick: plan.fromTick)..<player.songFrame(atTick: plan.toTick ?? player.schedule.endTick))
-        let source = PlayerPCMSource(player: player, tailFrames: Int64((tail * Double(grantedRate)).rounded()))
-        // With tracks on MIDI ports the song starts once the device runs steadily (see
-        // PortTrackOutput.startWhenSteady), so their first messages can be scheduled ahead.
-        source.prerollLatency(startPlaying: midiOut == nil)
-        if midiOut == nil { player.start() }
 
         for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber) { _ in playInterrupted.store(true, ordering: .relaxed) }
         }
         let terminal = TerminalSession(enabled: !input.quiet && isatty(STDIN_FILENO) != 0 && isatty(STDERR_FILENO) != 0)
         defer { terminal.restore() }
-        do {
-            try output.start(source: source)
-        } catch {
-            terminal.restore()
-            throw unavailable("cannot start (\(error.reason))")
-        }
-        midiOut?.startWhenSteady(player)
-        let status = StatusLine(player: player, sequence: sequence, output: output, endTick: plan.toTick ?? player.schedule.endTick)
+        let status = StatusLine(session: session, endTick: plan.toTick ?? sequence.length)
         var interrupted = false
-        while true {
-            player.service()
-            midiOut?.service(player)
-            if playInterrupted.load(ordering: .relaxed) { interrupted = true; break }
-            if source.isFinished { break }
-            if let error = output.error {
-                terminal.restore()
-                printError("\(error)")
-                throw ExitCode(ExitStatus.ioError)
+        var stopping = false
+        while session.outcome == nil {
+            if playInterrupted.load(ordering: .relaxed) && !interrupted {
+                // Stop with every note released, and let the releases reach the device.
+                interrupted = true
+                stopping = true
+                session.stop(drain: true)
             }
-            if terminal.enabled {
-                var quit = false
+            if terminal.enabled && !stopping, let position = session.position {
                 while let key = terminal.readKey() {
                     switch key {
-                    case .space: if player.isPlaying { player.stop() } else { player.start() }
+                    case .space: if position.isPlaying { session.pause() } else { session.resume() }
                     case .left, .right:
-                        let bar = player.barBeatTick.bar + (key == .left ? -1 : 1)
-                        player.barBeatTick = BarBeatTick(bar: max(1, bar), beat: 1, tick: 0)
-                    case .plus: player.playRate = min(Player.rateRange.upperBound, (player.playRate * 100 + 10).rounded() / 100)
-                    case .minus: player.playRate = max(Player.rateRange.lowerBound, (player.playRate * 100 - 10).rounded() / 100)
-                    case .quit: quit = true
+                        let bar = position.barBeatTick.bar + (key == .left ? -1 : 1)
+                        session.locate(to: .barBeatTick(BarBeatTick(bar: max(1, bar), beat: 1, tick: 0)))
+                    case .plus: session.setRate(min(Player.rateRange.upperBound, (position.rate * 100 + 10).rounded() / 100))
+                    case .minus: session.setRate(max(Player.rateRange.lowerBound, (position.rate * 100 - 10).rounded() / 100))
+                    case .quit:
+                        stopping = true
+                        session.stop(drain: true)
                     }
                 }
-                if quit { break }
                 terminal.draw(status.text())
             }
             usleep(20_000)
         }
-        if interrupted || !source.isFinished {
-            // Stop with every note released, and let the releases reach the device.
-            player.stop()
-            let target = output.framesWritten + Int64(output.granted.bufferFrames + output.granted.periodFrames)
-            let deadline = Date().addingTimeInterval(1)
-            while output.framesWritten < target && Date() < deadline && output.isRunning { usleep(5_000) }
-        } else {
-            // 200 ms of silence after the end, so nothing is cut when the device stops.
-            let target = source.totalFrames + Int64(grantedRate / 5)
-            let deadline = Date().addingTimeInterval(Double(target - output.framesWritten) / Double(grantedRate) + 5)
-            while output.framesWritten < target && Date() < deadline && output.isRunning { usleep(5_000) }
-        }
-        midiOut?.stop()
-        // Drain in every case: what the device still holds is at most the latency, and it
-        // carries the releases of the notes a stop just ended.
-        output.stop(drain: true)
-        player.service()
         terminal.finish(status.text())
         terminal.restore()
-        // One summary line, like render's: what was played, where, and how many underruns.
-        let played = Double(max(0, source.totalFrames)) / Double(grantedRate)
-        let xruns = output.xrunCount
-        print("\(file): \(interrupted || source.totalFrames < 0 ? "stopped" : "played \(formatDuration(played))") on '\(device)' at \(grantedRate) Hz, "
-              + "\(output.granted.bufferFrames) frames of buffer, \(xruns) underrun\(xruns == 1 ? "" : "s")")
+        switch session.outcome! {
+        case .failure(let error):
+            printError(error.description)
+            throw ExitCode(ExitStatus.ioError)
+        case .success(let summary):
+            // One summary line, like render's: what was played, where, and how many underruns.
+            let played = Double(summary.performanceFrames) / Double(summary.sampleRate)
+            let xruns = summary.underruns
+            print("\(file): \(summary.ending == .stopped ? "stopped" : "played \(formatDuration(played))") on '\(device)' at \(summary.sampleRate) Hz, "
+                  + "\(summary.format.latencyFrames) frames of buffer, \(xruns) underrun\(xruns == 1 ? "" : "s")")
+        }
         if interrupted { throw ExitCode(130) }
     }
+}
+
+/// Sends the `--port-tracks` tracks to their MIDI ports in step with the session's audio,
+/// from the session's control thread.
+final class PortTrackObserver: PlaybackSessionObserver {
+    let output: PortTrackOutput
+    let plan: TransportPlan
+
+    init(output: PortTrackOutput, plan: TransportPlan) {
+        self.output = output
+        self.plan = plan
+    }
+
+    func sessionWillStartBackend(_ session: PlaybackSession, player: Player) {
+        let loopFrames = plan.loop == nil ? nil
+            : player.songFrame(atTick: plan.fromTick)..<player.songFrame(atTick: plan.toTick ?? player.schedule.endTick)
+        output.prepare(sampleRate: player.sampleRate, loopFrames: loopFrames)
+    }
+
+    func sessionDidStartBackend(_ session: PlaybackSession, player: Player) { output.startWhenSteady(player) }
+    func sessionService(_ session: PlaybackSession, player: Player) { output.service(player) }
+    func sessionWillStopBackend(_ session: PlaybackSession, player: Player) { output.stop() }
 }
 
 extension PlayCommand {
@@ -404,25 +387,23 @@ final class PlayerPCMSource: PCMRenderSource, @unchecked Sendable {
 
 /// The live status line.
 struct StatusLine {
-    let player: Player
-    let sequence: MusicSequence
-    let output: PCMOutput
+    let session: PlaybackSession
+    let tempoMap: TempoMap
     let totalSeconds: Double
 
-    init(player: Player, sequence: MusicSequence, output: PCMOutput, endTick: Int64) {
-        self.player = player
-        self.sequence = sequence
-        self.output = output
-        totalSeconds = sequence.makeTempoMap().seconds(atTick: endTick)
+    init(session: PlaybackSession, endTick: Int64) {
+        self.session = session
+        tempoMap = session.sequence.makeTempoMap()
+        totalSeconds = tempoMap.seconds(atTick: endTick)
     }
 
     func text() -> String {
-        let position = player.barBeatTick
-        let bpm = sequence.makeTempoMap().bpm(atTick: player.tick)
-        let state = player.isPlaying ? ">" : "||"
+        guard let position = session.position else { return "" }
+        let bpm = tempoMap.bpm(atTick: position.tick)
+        let state = position.isPlaying ? ">" : "||"
         return String(format: "%@ %4lld:%-2lld  %6.1f BPM  %@ / %@  rate %.2f  xruns %d",
-                      state, position.bar, position.beat, bpm,
-                      formatDuration(player.seconds), formatDuration(totalSeconds), player.playRate, output.xrunCount)
+                      state, position.barBeatTick.bar, position.barBeatTick.beat, bpm,
+                      formatDuration(position.seconds), formatDuration(totalSeconds), position.rate, position.underruns)
     }
 }
 

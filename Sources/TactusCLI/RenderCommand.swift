@@ -102,77 +102,98 @@ struct RenderSettings {
     var instrument = InstrumentChoice(instrument: .builtIn, description: "built-in synthesizer")
 }
 
-/// Renders `sequence` with the default graph to a WAV file at `output`: written to a
-/// temporary file and renamed at the end, so an interrupted or failed render leaves nothing.
-/// Prints the duration, peak level and speed.
-/// Playback goes through a ``Player`` with the transport `plan` (rate, from, to, loop), the
-/// same engine path as `tactus play`.
+/// Renders `sequence` with the default graph to a WAV file at `output` through a playback
+/// session on an offline backend: written to a temporary file and renamed at the end, so an
+/// interrupted or failed render leaves nothing. Prints the duration, peak level and speed.
+/// The transport `plan` (rate, from, to, loop) applies as in `tactus play`: the same session,
+/// the same engine path.
 func renderToWAV(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings,
                  transport plan: TransportPlan = TransportPlan()) throws {
-
-    let writer: WAVWriter
-    do {
-        writer = try WAVWriter(path: output, sampleRate: settings.sampleRate, channelCount: settings.mono ? 1 : 2, format: settings.format)
-    } catch {
-        printError("\(error)")
-        throw ExitCode(ExitStatus.cannotCreate)
-    }
-    let player: Player
-    do {
-        player = try Player.makeDefault(sequence: sequence, sampleRate: settings.sampleRate,
-                                        maximumFrameCount: min(settings.blockSize, 4096), gainDecibels: settings.gainDecibels,
-                                        instrument: settings.instrument.instrument)
-    } catch {
-        writer.cancel()
-        printError("\(source): cannot build the audio graph: \(error)")
-        throw ExitCode(ExitStatus.dataError)
-    }
-    plan.apply(to: player)
+    let options = PlaybackSession.Options(instrument: .custom(settings.instrument.instrument), gainDecibels: settings.gainDecibels,
+                                          tailSeconds: settings.tailSeconds, sampleRate: settings.sampleRate)
+    // A custom instrument needs no file, so creating the session cannot fail.
+    let session = try! PlaybackSession(sequence: sequence, options: options)
+    plan.apply(to: session)
+    let backend = OfflineBackend(destination: .wavFile(path: output, format: settings.format, channelCount: settings.mono ? 1 : 2),
+                                 blockSize: settings.blockSize)
 
     for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
         signal(signalNumber) { _ in renderInterrupted.store(true, ordering: .relaxed) }
     }
-    let showProgress = !settings.quiet && isatty(STDERR_FILENO) != 0
-    let fromFrame = player.songFrame(atTick: plan.fromTick)
-    let endFrame = plan.toTick.map { player.songFrame(atTick: $0) } ?? player.schedule.endFrame
-    let total = max(1, player.outputFrames(fromSongFrame: fromFrame, toSongFrame: endFrame)
-                    + Int64((settings.tailSeconds * Double(settings.sampleRate)).rounded()))
-    var written: Int64 = 0
-    var lastDrawn = -1
     let clock = ContinuousClock()
     let started = clock.now
-    let statistics: RenderStatistics
     do {
-        statistics = try player.renderToEnd(blockSize: settings.blockSize, tailSeconds: settings.tailSeconds,
-                                            shouldContinue: { !renderInterrupted.load(ordering: .relaxed) }) { left, right, count in
-            try writer.write(left: left, right: right, count: count)
-            written += Int64(count)
-            if showProgress {
-                let percent = Int(min(100, written * 100 / total))
-                if percent != lastDrawn {
-                    lastDrawn = percent
-                    let filled = percent * 30 / 100
-                    let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
-                    FileHandle.standardError.write(Data("\r[\(bar)] \(percent)%".utf8))
-                }
+        try session.start(on: backend)
+    } catch {
+        switch error {
+        case .graph(let reason):
+            printError("\(source): cannot build the audio graph: \(reason)")
+            throw ExitCode(ExitStatus.dataError)
+        case .backend(let failure) where failure.kind == .cannotCreateOutput:
+            printError(failure.description)
+            throw ExitCode(ExitStatus.cannotCreate)
+        default:
+            printError(error.description)
+            throw ExitCode(ExitStatus.ioError)
+        }
+    }
+    let showProgress = !settings.quiet && isatty(STDERR_FILENO) != 0
+    var lastDrawn = -1
+    var interrupted = false
+    while session.outcome == nil {
+        if renderInterrupted.load(ordering: .relaxed) && !interrupted {
+            interrupted = true
+            session.stop(drain: false)
+        }
+        if showProgress, let total = plan.expectedFrames(of: session, settings: settings) {
+            let percent = Int(min(100, backend.framesConsumed * 100 / max(1, total)))
+            if percent != lastDrawn {
+                lastDrawn = percent
+                let filled = percent * 30 / 100
+                let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
+                FileHandle.standardError.write(Data("\r[\(bar)] \(percent)%".utf8))
             }
         }
-        try writer.finish()
-    } catch is RenderCancelled {
-        writer.cancel()
-        if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-        printError("\(output): interrupted; nothing written")
-        throw ExitCode(130)
-    } catch {
-        writer.cancel()
-        if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-        printError("\(error)")
-        throw ExitCode(ExitStatus.ioError)
+        usleep(10_000)
     }
-    if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    if showProgress { FileHandle.standardError.write(Data(lastDrawn >= 0 && !interrupted ? "\r\u{1B}[K".utf8 : "\n".utf8)) }
+    let summary: PlaybackSummary
+    switch session.outcome! {
+    case .failure(let error):
+        printError(error.description)
+        throw ExitCode(ExitStatus.ioError)
+    case .success(let result):
+        if interrupted || result.ending == .stopped {
+            printError("\(output): interrupted; nothing written")
+            throw ExitCode(130)
+        }
+        summary = result
+    }
     let elapsed = clock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-    let peak = statistics.peak > 0 ? String(format: "%.2f dBFS", statistics.peakDecibels) : "silence"
-    let speed = seconds > 0 ? String(format: "%.1fx real time", statistics.seconds / seconds) : "instant"
-    print("\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(settings.sampleRate) Hz \(settings.format.rawValue) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed)) with the \(settings.instrument.description)")
+    let peak = backend.peak > 0 ? String(format: "%.2f dBFS", gainToDecibels(backend.peak)) : "silence"
+    let speed = seconds > 0 ? String(format: "%.1fx real time", summary.seconds / seconds) : "instant"
+    print("\(output): \(formatDuration(summary.seconds)) (\(String(format: "%.3f", summary.seconds)) s) at \(settings.sampleRate) Hz \(settings.format.rawValue) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed)) with the \(settings.instrument.description)")
+}
+
+extension TransportPlan {
+    /// Sets up `session` for this plan: rate, end, loop and start position.
+    func apply(to session: PlaybackSession) {
+        session.setRate(rate)
+        session.setEnd(tick: toTick)
+        if let loop { session.setLoop(fromTick: fromTick, toTick: toTick, count: loop) }
+        // A fresh session starts at tick 0 with instruments in their initial state.
+        if fromTick > 0 { session.locate(toTick: fromTick) }
+    }
+
+    /// Frames a render of this plan writes, for the progress bar (nil for an endless loop).
+    func expectedFrames(of session: PlaybackSession, settings: RenderSettings) -> Int64? {
+        guard !isEndless else { return nil }
+        let tempo = session.sequence.makeTempoMap()
+        let from = tempo.frame(atTick: fromTick, sampleRate: settings.sampleRate)
+        let to = tempo.frame(atTick: toTick ?? session.sequence.length, sampleRate: settings.sampleRate)
+        var passes = 1.0
+        if case .times(let n) = loop { passes = Double(n) }
+        return Int64(Double(to - from) * passes / rate) + Int64((settings.tailSeconds * Double(settings.sampleRate)).rounded())
+    }
 }

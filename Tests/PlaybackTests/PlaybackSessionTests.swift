@@ -94,41 +94,54 @@ import Testing
         #expect(expected.contains { $0 != 0 })
     }
 
-    @Test func pauseHoldsThePositionAndResumePlaysOnToTheEnd() async throws {
+    /// Polls `condition` on this thread (never suspending, so a busy test pool cannot delay
+    /// the steps that depend on time) until it holds or `seconds` pass.
+    @discardableResult
+    static func wait(_ seconds: Double, until condition: () -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while !condition() {
+            if ContinuousClock.now >= deadline { return false }
+            usleep(2_000)
+        }
+        return true
+    }
+
+    /// The session's outcome once it has ended (waiting at most 30 s).
+    static func outcome(_ session: PlaybackSession) throws -> PlaybackSummary {
+        wait(30) { session.outcome != nil }
+        return try #require(session.outcome).get()
+    }
+
+    @Test func pauseHoldsThePositionAndResumePlaysOnToTheEnd() throws {
         // 16 eighth notes at 120 BPM: 4 seconds of song on a device-paced null backend.
         let session = try PlaybackSession(sequence: Self.song(notes: 16), options: Self.options())
         try session.start(on: NullBackend(realTime: true, periodFrames: 512, latencyFrames: 1024))
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(Self.wait(5) { (session.position?.tick ?? 0) > 0 })
         session.pause()
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(Self.wait(5) { session.position?.isPlaying == false })
         let paused = try #require(session.position)
-        #expect(!paused.isPlaying)
         #expect(paused.tick > 0)
-        try await Task.sleep(for: .milliseconds(400))
-        let later = try #require(session.position)
-        #expect(later.tick == paused.tick, "the position holds while paused")
-        #expect(later.outputFrame > paused.outputFrame + 44_100 / 5, "the device keeps running")
+        #expect(Self.wait(5) { (session.position?.outputFrame ?? 0) > paused.outputFrame + 44_100 / 2 }, "the device keeps running")
+        #expect(session.position?.tick == paused.tick, "the position holds while paused")
         session.resume()
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(session.position?.isPlaying == true)
-        let summary = try await session.finished()
+        #expect(Self.wait(5) { session.position?.isPlaying == true })
+        let summary = try Self.outcome(session)
         #expect(summary.ending == .reachedEnd)
-        // The song is 8 beats at 120 BPM = 4 s, plus the tail, plus the pause of about half a second.
-        #expect(summary.performanceFrames > 44_100 * 4 + 44_100 * 4 / 10)
+        // The song is 8 beats at 120 BPM = 4 s, plus the tail, plus a pause of over half a second.
+        #expect(summary.performanceFrames > 44_100 * 4 + 44_100 / 2)
     }
 
     @Test(arguments: [true, false])
-    func stopEndsALongSongPromptlyWithOrWithoutDrain(drain: Bool) async throws {
+    func stopEndsALongSongPromptlyWithOrWithoutDrain(drain: Bool) throws {
         let session = try PlaybackSession(sequence: Self.song(notes: 400), options: Self.options())
         let backend = NullBackend(realTime: true, periodFrames: 256, latencyFrames: 2048)
         try session.start(on: backend)
-        try await Task.sleep(for: .milliseconds(200))
-        let clock = ContinuousClock()
-        let asked = clock.now
+        #expect(Self.wait(5) { backend.framesConsumed > 44_100 / 10 })
+        let asked = ContinuousClock.now
         let playedBefore = backend.framesConsumed
         session.stop(drain: drain)
-        let summary = try await session.finished()
-        #expect(clock.now - asked < .seconds(2))
+        let summary = try Self.outcome(session)
+        #expect(ContinuousClock.now - asked < .seconds(3))
         #expect(summary.ending == .stopped)
         #expect(!backend.isRunning)
         // The performance ends at most a second of frames after the stop was asked for
@@ -204,19 +217,17 @@ import Testing
         #expect(none < 1e-6, "the synthesizer's anti-denormal floor, no notes")
     }
 
-    @Test func stopDuringPlaybackReleasesAndEnds() async throws {
-        // A live stop (not queued before the start) on a device-paced backend.
+    @Test func rateLocateAndStopWhilePlaying() async throws {
+        // Live changes (not queued before the start) on a device-paced backend.
         let session = try PlaybackSession(sequence: Self.song(notes: 64, userEvents: false), options: Self.options())
         let events = session.events()
         try session.start(on: NullBackend(realTime: true, periodFrames: 256))
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(Self.wait(5) { (session.position?.tick ?? 0) > 0 })
         session.setRate(2)
         session.locate(toTick: 4_800)
-        try await Task.sleep(for: .milliseconds(100))
-        #expect((session.position?.tick ?? 0) >= 4_800)
-        #expect(session.position?.rate == 2)
+        #expect(Self.wait(5) { session.position?.rate == 2 && (session.position?.tick ?? 0) >= 4_800 })
         session.stop()
-        let summary = try await session.finished()
+        let summary = try Self.outcome(session)
         #expect(summary.ending == .stopped)
         var last: PlaybackEvent?
         for await event in events { last = event }

@@ -12,8 +12,9 @@ import Synchronization
 public final class OfflineBackend: AudioBackend, @unchecked Sendable {
     /// Where the audio goes.
     public enum Destination: Sendable, Hashable {
-        /// A WAV file at this path, in this sample format.
-        case wavFile(path: String, format: WAVSampleFormat)
+        /// A WAV file at this path, in this sample format, with 2 channels or 1 (the average
+        /// of left and right).
+        case wavFile(path: String, format: WAVSampleFormat, channelCount: Int)
         /// Memory, read afterwards with ``OfflineBackend/samples``.
         case memory
     }
@@ -24,6 +25,8 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
     public let blockSize: Int
     public let isRealTime = false
     private let consumed = Atomic<Int64>(0)
+    // A non-negative float's bit pattern orders as the float does.
+    private let peakBits = Atomic<UInt32>(0)
     private let running = Atomic<Bool>(false)
     private let stopRequested = Atomic<Bool>(false)
     private let memory = Mutex<(left: [Float], right: [Float])>(([], []))
@@ -36,7 +39,7 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
 
     /// A backend writing a WAV file at `path` (16-bit by default).
     public convenience init(wavFile path: String, format: WAVSampleFormat = .s16, blockSize: Int = 512) {
-        self.init(destination: .wavFile(path: path, format: format), blockSize: blockSize)
+        self.init(destination: .wavFile(path: path, format: format, channelCount: 2), blockSize: blockSize)
     }
 
     /// A backend for `destination`, rendering `blockSize` frames at a time (1...4096).
@@ -46,16 +49,16 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
     }
 
     public var name: String {
-        if case .wavFile(let path, _) = destination { return path }
+        if case .wavFile(let path, _, _) = destination { return path }
         return "memory"
     }
 
     public func open(_ request: AudioStreamRequest) throws(AudioBackendError) -> AudioStreamFormat {
-        if case .wavFile(let path, let format) = destination {
+        if case .wavFile(let path, let format, let channels) = destination {
             do {
-                writer = try WAVWriter(path: path, sampleRate: request.sampleRate, channelCount: 2, format: format)
+                writer = try WAVWriter(path: path, sampleRate: request.sampleRate, channelCount: channels, format: format)
             } catch {
-                throw AudioBackendError(.cannotCreateOutput, backend: path, reason: "cannot be created (\(error))")
+                throw AudioBackendError(.cannotCreateOutput, backend: path, reason: reason(error))
             }
         }
         return AudioStreamFormat(sampleRate: request.sampleRate, periodFrames: blockSize, latencyFrames: 0)
@@ -91,6 +94,9 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
             if renderer.shouldWaitForControlSide { usleep(200); continue }
             let kept = renderer.render(frameCount: blockSize, left: left, right: right)
             if kept > 0 {
+                var blockPeak = peakBits.load(ordering: .relaxed)
+                for i in 0..<kept { blockPeak = max(blockPeak, abs(left[i]).bitPattern, abs(right[i]).bitPattern) }
+                peakBits.store(blockPeak, ordering: .relaxed)
                 do {
                     if let writer {
                         try writer.write(left: left, right: right, count: kept)
@@ -101,7 +107,7 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
                         }
                     }
                 } catch {
-                    let failure = AudioBackendError(.io, backend: name, reason: "\(error)")
+                    let failure = AudioBackendError(.io, backend: name, reason: reason(error))
                     failed.withLock { $0 = failure }
                     break
                 }
@@ -123,7 +129,7 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
             do {
                 try writer.finish()
             } catch {
-                throw AudioBackendError(.io, backend: name, reason: "\(error)")
+                throw AudioBackendError(.io, backend: name, reason: reason(error))
             }
         } else {
             writer.cancel()
@@ -134,6 +140,15 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
     public var underrunCount: Int { 0 }
     public var failure: AudioBackendError? { failed.withLock { $0 } }
     public var isRunning: Bool { running.load(ordering: .acquiring) }
+
+    /// The largest absolute sample value written so far.
+    public var peak: Float { Float(bitPattern: peakBits.load(ordering: .relaxed)) }
+
+    /// The error's words without the path the backend's name already gives.
+    private func reason(_ error: any Error) -> String {
+        let text = "\(error)"
+        return text.hasPrefix(name + ": ") ? String(text.dropFirst(name.count + 2)) : text
+    }
 
     /// The audio rendered into memory so far: left and right channels (empty for a WAV file).
     public var samples: (left: [Float], right: [Float]) { memory.withLock { $0 } }

@@ -278,8 +278,9 @@ public final class PlaybackSession: @unchecked Sendable {
     /// Sets the play rate (0.05...20; 2 is twice as fast).
     public func setRate(_ rate: Double) { enqueue(.rate(rate)) }
 
-    /// Loops `[fromTick, toTick)`, played `count` times in all or forever.
-    public func setLoop(fromTick: Int64, toTick: Int64, count: LoopCount) { enqueue(.loop(from: fromTick, to: toTick, count: count)) }
+    /// Loops `[fromTick, toTick)` (to the song's end when `toTick` is nil), played `count`
+    /// times in all or forever.
+    public func setLoop(fromTick: Int64, toTick: Int64?, count: LoopCount) { enqueue(.loop(from: fromTick, to: toTick, count: count)) }
 
     /// Removes the transport loop.
     public func clearLoop() { enqueue(.clearLoop) }
@@ -335,7 +336,7 @@ enum SessionCommand: Sendable {
     case stop(drain: Bool)
     case locate(tick: Int64)
     case rate(Double)
-    case loop(from: Int64, to: Int64, count: LoopCount)
+    case loop(from: Int64, to: Int64?, count: LoopCount)
     case end(tick: Int64?)
     case mute(track: Int, on: Bool)
     case solo(track: Int, on: Bool)

@@ -78,9 +78,12 @@ public struct PlaybackPosition: Sendable, Hashable {
     public var rate: Double
     /// Frames the backend has played.
     public var outputFrame: Int64
+    /// Underruns the backend recovered from so far.
+    public var underruns: Int
 
     /// Creates a position.
-    public init(tick: Int64, beats: Double, barBeatTick: BarBeatTick, seconds: Double, isPlaying: Bool, rate: Double, outputFrame: Int64) {
+    public init(tick: Int64, beats: Double, barBeatTick: BarBeatTick, seconds: Double, isPlaying: Bool, rate: Double,
+                outputFrame: Int64, underruns: Int = 0) {
         self.tick = tick
         self.beats = beats
         self.barBeatTick = barBeatTick
@@ -88,6 +91,7 @@ public struct PlaybackPosition: Sendable, Hashable {
         self.isPlaying = isPlaying
         self.rate = rate
         self.outputFrame = outputFrame
+        self.underruns = underruns
     }
 }
 

@@ -58,7 +58,7 @@ final class SessionControl: @unchecked Sendable {
         case .resume: player.start()
         case .locate(let tick): player.locate(toTick: max(0, tick))
         case .rate(let rate): player.playRate = rate
-        case .loop(let from, let to, let count): player.setLoop(from: from, to: to, count: count)
+        case .loop(let from, let to, let count): player.setLoop(from: from, to: to ?? player.schedule.endTick, count: count)
         case .clearLoop: player.clearLoop()
         case .end(let tick): player.setEnd(tick: tick)
         case .mute(let track, let on):
@@ -85,11 +85,13 @@ final class SessionControl: @unchecked Sendable {
 
     func currentPosition() -> PlaybackPosition {
         PlaybackPosition(tick: player.tick, beats: player.beats, barBeatTick: player.barBeatTick, seconds: player.seconds,
-                         isPlaying: player.isPlaying, rate: player.playRate, outputFrame: backend.framesConsumed)
+                         isPlaying: player.isPlaying, rate: player.playRate, outputFrame: backend.framesConsumed,
+                         underruns: backend.underrunCount)
     }
 
     private func loop() {
-        let pause: UInt32 = backend.isRealTime ? 20_000 : 2_000
+        // An offline backend waits for this loop when it is a second ahead: pass often.
+        let pause: UInt32 = backend.isRealTime ? 20_000 : 1_000
         while true {
             let rendered = renderer.renderedFrames
             for command in session.commands.withLock({ queue -> [SessionCommand] in defer { queue = [] }; return queue }) {
