@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI", "Playback"]),
         // libjack is loaded at run time too: JACK is optional, and pw-jack swaps in PipeWire's.
         .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "JACK", dependencies: ["CJACK", "Playback"]),
+        .target(name: "JACK", dependencies: ["CJACK", "Playback", "Sequencing"]),
         .target(name: "AudioGraph", dependencies: ["MIDI"]),
         .target(name: "SoundFont"),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
