@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "TactusAudio", targets: ["AudioGraph", "Instruments", "Sampler", "Playback"]),
         // The ALSA drivers: the PCM backend for sessions, the sequencer, raw MIDI.
         .library(name: "TactusALSA", targets: ["ALSA"]),
+        // The JACK driver: the JACK backend for sessions, transport and timebase.
+        .library(name: "TactusJACK", targets: ["JACK"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -39,12 +41,12 @@ let package = Package(
         .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont"]),
         .target(
             name: "Tactus",
-            dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "AudioGraph", "Instruments", "Sampler", "Playback", "ALSA"]
+            dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "AudioGraph", "Instruments", "Sampler", "Playback", "ALSA", "JACK"]
         ),
         .executableTarget(
             name: "TactusCLI",
             dependencies: [
-                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA", "SoundFont", "Sampler",
+                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA", "JACK", "SoundFont", "Sampler",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

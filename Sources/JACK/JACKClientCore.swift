@@ -151,6 +151,7 @@ public final class JACKClient: @unchecked Sendable {
 
     /// Connects `source` to `destination` (full port names).
     public func connect(_ source: String, to destination: String) throws(JACKError) {
+        if let reason = shutdownReason { throw .shutdown(reason: reason) }
         let rc = jack_connect(handle, source, destination)
         // EEXIST: already connected, which is what was asked for.
         if rc != 0 && rc != EEXIST { throw .connection(from: source, to: destination) }
@@ -177,6 +178,8 @@ public final class JACKClient: @unchecked Sendable {
 
     /// The transport's state and position now (any thread).
     public func transport() -> JACKTransportState {
+        // A client the server has shut down must not call into it again.
+        guard !shutDown.load(ordering: .acquiring) else { return JACKTransportState(isRolling: false, frame: 0) }
         var position = jack_position_t()
         let state = jack_transport_query(handle, &position)
         let hasBBT = position.valid & Int32(JackPositionBBT.rawValue) != 0
@@ -187,11 +190,13 @@ public final class JACKClient: @unchecked Sendable {
     }
 
     /// Starts the transport rolling (for every client on the server).
-    public func startTransport() { jack_transport_start(handle) }
+    public func startTransport() { if isUsable { jack_transport_start(handle) } }
     /// Stops the transport.
-    public func stopTransport() { jack_transport_stop(handle) }
+    public func stopTransport() { if isUsable { jack_transport_stop(handle) } }
     /// Moves the transport to `frame`.
-    public func locateTransport(frame: UInt32) { _ = jack_transport_locate(handle, frame) }
+    public func locateTransport(frame: UInt32) { if isUsable { _ = jack_transport_locate(handle, frame) } }
+
+    private var isUsable: Bool { !shutDown.load(ordering: .acquiring) }
 
     /// Publishes bar, beat and tick for every period from `provider` as the server's timebase
     /// master. With `conditional`, fails when another client already is the master.
@@ -217,7 +222,7 @@ public final class JACKClient: @unchecked Sendable {
 
     /// Gives up being the timebase master.
     public func releaseTimebase() {
-        jack_release_timebase(handle)
+        if isUsable { jack_release_timebase(handle) }
         timebase = nil
     }
 

@@ -2,6 +2,7 @@
 @_exported import ALSA
 @_exported import AudioGraph
 @_exported import Instruments
+@_exported import JACK
 @_exported import MIDI
 @_exported import MIDIFile
 @_exported import Playback

@@ -117,7 +117,9 @@ struct PlayCommand: ParsableCommand {
     var file: String
 
     @Option(help: "ALSA PCM device: default, hw:0,0, plughw:1, or file:'/path.raw',raw.")
-    var device: String = "default"
+    var device: String?
+
+    @OptionGroup var driverOptions: AudioDriverOptions
 
     @Option(name: .customLong("sample-rate"), help: "Frames per second: 44100, 48000 or 96000.")
     var sampleRate: String = "44100"
@@ -172,10 +174,13 @@ struct PlayCommand: ParsableCommand {
             throw ExitCode(ExitStatus.usage)
         }
         try instrumentOptions.validate(file: file)
+        try driverOptions.validate(file: file, deviceGiven: device != nil)
+        let device = self.device ?? "default"
         let smf = try loadTimedMIDIFile(file, options: input, purpose: "played")
         var sequence = smf.makeSequence()
         let plan = try transport.plan(for: &sequence, file: file)
         let midiOut = try PortTrackOutput.make(routes: portTracks, sequence: &sequence, file: file)
+        let followsTransport = driverOptions.jackTransport != .off
 
         let choice = try instrumentOptions.choose(input: input)
 
@@ -184,7 +189,7 @@ struct PlayCommand: ParsableCommand {
                                               // With tracks on MIDI ports the song starts once the device runs
                                               // steadily (see PortTrackOutput.startWhenSteady), so their first
                                               // messages can be scheduled ahead.
-                                              startsPlaying: midiOut == nil)
+                                              startsPlaying: midiOut == nil && !followsTransport)
         // A custom instrument needs no file, so creating the session cannot fail.
         let session = try! PlaybackSession(sequence: sequence, options: options,
                                            observer: midiOut.map { PortTrackObserver(output: $0, plan: plan) })
@@ -195,8 +200,9 @@ struct PlayCommand: ParsableCommand {
             printError("\(message); to hear the file without one, render it: tactus render \(file) -o OUT.wav")
             return ExitCode(ExitStatus.unavailable)
         }
+        let backend = driverOptions.makeBackend(device: device)
         do {
-            try session.start(on: ALSAPCMBackend(device: device))
+            try session.start(on: backend)
         } catch {
             switch error {
             case .graph(let reason):
@@ -212,6 +218,7 @@ struct PlayCommand: ParsableCommand {
         }
         let terminal = TerminalSession(enabled: !input.quiet && isatty(STDIN_FILENO) != 0 && isatty(STDERR_FILENO) != 0)
         defer { terminal.restore() }
+        let jackTransport = JACKTransportLink(mode: driverOptions.jackTransport, backend: backend, session: session, fromTick: plan.fromTick)
         let status = StatusLine(session: session, endTick: plan.toTick ?? sequence.length)
         var interrupted = false
         var stopping = false
@@ -222,13 +229,19 @@ struct PlayCommand: ParsableCommand {
                 stopping = true
                 session.stop(drain: true)
             }
+            if !stopping { jackTransport?.update() }
             if terminal.enabled && !stopping, let position = session.position {
                 while let key = terminal.readKey() {
                     switch key {
-                    case .space: if position.isPlaying { session.pause() } else { session.resume() }
+                    case .space:
+                        if let jackTransport { jackTransport.toggle() } else if position.isPlaying { session.pause() } else { session.resume() }
                     case .left, .right:
-                        let bar = position.barBeatTick.bar + (key == .left ? -1 : 1)
-                        session.locate(to: .barBeatTick(BarBeatTick(bar: max(1, bar), beat: 1, tick: 0)))
+                        let bar = BarBeatTick(bar: max(1, position.barBeatTick.bar + (key == .left ? -1 : 1)), beat: 1, tick: 0)
+                        if let jackTransport {
+                            jackTransport.locate(tick: MusicPosition.barBeatTick(bar).tick(in: sequence))
+                        } else {
+                            session.locate(to: .barBeatTick(bar))
+                        }
                     case .plus: session.setRate(min(Player.rateRange.upperBound, (position.rate * 100 + 10).rounded() / 100))
                     case .minus: session.setRate(max(Player.rateRange.lowerBound, (position.rate * 100 - 10).rounded() / 100))
                     case .quit:
@@ -250,7 +263,7 @@ struct PlayCommand: ParsableCommand {
             // One summary line, like render's: what was played, where, and how many underruns.
             let played = Double(summary.performanceFrames) / Double(summary.sampleRate)
             let xruns = summary.underruns
-            print("\(file): \(summary.ending == .stopped ? "stopped" : "played \(formatDuration(played))") on '\(device)' at \(summary.sampleRate) Hz, "
+            print("\(file): \(summary.ending == .stopped ? "stopped" : "played \(formatDuration(played))") on \(driverOptions.describe(backend, device: device)) at \(summary.sampleRate) Hz, "
                   + "\(summary.format.latencyFrames) frames of buffer, \(xruns) underrun\(xruns == 1 ? "" : "s")")
         }
         if interrupted { throw ExitCode(130) }

@@ -112,6 +112,7 @@ struct JACKClientTests {
     @Test("the server's rate and period are taken as they are")
     func rateAndPeriod() throws {
         let server = try JACKServer("rate", sampleRate: 44_100, period: 128)
+        defer { server.stop() }  // keeps the server alive to the end of the test
         let client = try JACKClient(name: "rate", server: server.name)
         #expect(client.sampleRate == 44_100)
         #expect(client.bufferFrames == 128)
@@ -121,6 +122,7 @@ struct JACKClientTests {
     @Test("audio one client writes reaches another's inputs sample for sample")
     func audioArrivesUnchanged() throws {
         let server = try JACKServer("audio")
+        defer { server.stop() }  // keeps the server alive to the end of the test
         let sender = try JACKClient(name: "sender", server: server.name)
         let probe = try JACKClient(name: "probe", server: server.name, audioInput: true)
         let sink = CaptureSink(frames: 48_000)
@@ -146,6 +148,7 @@ struct JACKClientTests {
     @Test("MIDI written at a frame of the period arrives at that frame")
     func midiAtExactFrames() throws {
         let server = try JACKServer("midi")
+        defer { server.stop() }  // keeps the server alive to the end of the test
         let sender = try JACKClient(name: "midisender", server: server.name, midiOutput: true)
         let probe = try JACKClient(name: "midiprobe", server: server.name, midiInput: true)
         let sink = CaptureSink(frames: 1)
@@ -171,6 +174,7 @@ struct JACKClientTests {
     @Test("transport started, moved and stopped by one client is seen by another; a timebase master's bar:beat is read")
     func transport() throws {
         let server = try JACKServer("transport")
+        defer { server.stop() }  // keeps the server alive to the end of the test
         let follower = try JACKClient(name: "follower", server: server.name)
         let controller = try JACKClient(name: "controller", server: server.name)
         try follower.start(source: RampSource(), connections: .none)
@@ -191,16 +195,8 @@ struct JACKClientTests {
         #expect(follower.transport().frame == stoppedAt)
     }
 
-    @Test("a server killed under a running client is reported as a shutdown, not a hang or crash")
-    func serverKilled() throws {
-        let server = try JACKServer("killed")
-        let client = try JACKClient(name: "victim", server: server.name)
-        let ramp = RampSource()
-        try client.start(source: ramp, connections: .none)
-        #expect(waitUntil { client.periodCount > 10 })
-        #expect(client.shutdownReason == nil)
-        server.kill()
-        #expect(waitUntil { client.shutdownReason != nil })
-        client.stop()
-    }
+    // A server killed under a running client: see cliServerKilled, which runs the client in
+    // its own process. libjack keeps process-wide state, and a new client opened in a process
+    // whose earlier server was killed can crash inside libjack, so the test suite kills
+    // servers only under other processes.
 }

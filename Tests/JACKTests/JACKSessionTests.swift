@@ -73,6 +73,7 @@ extension JACKClientTests {
     func playsExactlyTheRender() async throws {
         // Long periods: a debug build on a loaded machine must not miss one (an xrun drops frames).
         let server = try JACKServer("session", sampleRate: 44_100, period: 2048)
+        defer { server.stop() }  // keeps the server alive to the end of the test
         try await Self.playAndCompare(server: server.name, expectedRate: 44_100)
     }
 
@@ -112,22 +113,6 @@ extension JACKClientTests {
             detail = "the first at frame \(i): \(Array(UnsafeBufferPointer(start: recorder.left + i, count: tail - i))) vs \(Array(expectedLeft[i..<tail]))"
         }
         #expect(mismatches == 0, "\(mismatches) frames differ from the offline render; \(detail)")
-    }
-
-    @Test("a server killed mid-play ends the session with a typed error naming the reason")
-    func serverKilledMidPlay() async throws {
-        let server = try JACKServer("session-killed")
-        let session = try PlaybackSession(sequence: Self.sessionSong(), options: PlaybackSession.Options(instrument: .builtIn))
-        let backend = JACKBackend(options: .init(clientName: "victim", server: server.name, connections: .none))
-        try session.start(on: backend)
-        usleep(300_000)
-        server.kill()
-        do {
-            _ = try await session.finished()
-            Issue.record("the session ended normally after its server was killed")
-        } catch {
-            #expect("\(error)".contains("JACK server stopped the client"), "\(error)")
-        }
     }
 
     @Test("no server: opening the backend fails as unavailable, in one line")

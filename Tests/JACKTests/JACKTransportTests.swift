@@ -22,6 +22,7 @@ extension JACKClientTests {
     @Test("as timebase master, Tactus publishes the song's bar:beat and tempo, which other clients read through tempo and meter changes")
     func timebaseMaster() async throws {
         let server = try JACKServer("timebase")
+        defer { server.stop() }  // keeps the server alive to the end of the test
         let reader = try JACKClient(name: "reader", server: server.name)
         try reader.start(source: Recorder(frames: 1), connections: .none)
         var options = PlaybackSession.Options(instrument: .builtIn)
@@ -53,6 +54,7 @@ extension JACKClientTests {
     @Test("following the transport: another client's start, stop and locate move the session to the same time in the song")
     func followsTheTransport() async throws {
         let server = try JACKServer("follow")
+        defer { server.stop() }  // keeps the server alive to the end of the test
         let controller = try JACKClient(name: "controller", server: server.name)
         try controller.start(source: Recorder(frames: 1), connections: .none)
         controller.stopTransport()

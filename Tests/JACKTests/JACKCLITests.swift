@@ -1,0 +1,107 @@
+import Foundation
+import JACK
+import Testing
+
+/// `tactus play --driver jack` as a user runs it; part of the one serialized JACK suite.
+extension JACKClientTests {
+    static var tactus: String {
+        var candidates: [URL] = []
+        for start in [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])] {
+            var dir = start
+            for _ in 0..<3 {
+                dir = dir.deletingLastPathComponent()
+                candidates.append(dir.appendingPathComponent("tactus"))
+            }
+        }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }?.path ?? "tactus"
+    }
+
+    static let song = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Songs/little-waltz.mid").path
+
+    /// Runs tactus; returns its exit status and standard error.
+    static func run(_ arguments: [String], whileRunning: ((Process) -> Void)? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tactus)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        whileRunning?(process)
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// The interleaved samples of a 32-bit float WAV file.
+    static func floatSamples(_ path: String) throws -> [Float] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let bytes = [UInt8](data)
+        var offset = 12
+        while offset + 8 <= bytes.count {
+            let id = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
+            let size = Int(bytes[offset + 4]) | Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6]) << 16 | Int(bytes[offset + 7]) << 24
+            if id == "data" {
+                let end = min(bytes.count, offset + 8 + size)
+                return stride(from: offset + 8, to: end - 3, by: 4).map { i in
+                    Float(bitPattern: UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)
+                }
+            }
+            offset += 8 + size + (size & 1)
+        }
+        return []
+    }
+
+    @Test("tactus play --driver jack: what another client captures equals tactus render at the server's rate")
+    func cliPlayEqualsRender() throws {
+        let server = try JACKServer("cli", sampleRate: 44_100, period: 2048)
+        defer { server.stop() }  // keeps the server alive to the end of the test
+        let probe = try JACKClient(name: "capture", server: server.name, audioInput: true)
+        let recorder = Recorder(frames: 44_100 * 6)
+        try probe.start(source: recorder, connections: .none)
+        let played = try Self.run(["play", Self.song, "--instrument", "builtin", "--to", "3:1", "--tail", "1", "--driver", "jack",
+                                   "--jack-server", server.name, "--connect", probe.inputPortNames.joined(separator: ",")])
+        probe.stop()
+        #expect(played.status == 0, "\(played.stderr)")
+        #expect(played.stdout.contains("on JACK as 'Tactus' at 44100 Hz"), "\(played.stdout)")
+        #expect(played.stdout.hasSuffix(", 0 underruns\n"), "an xrun drops frames: \(played.stdout)")
+
+        let wav = NSTemporaryDirectory() + "tactus-jack-\(UUID().uuidString).wav"
+        defer { try? FileManager.default.removeItem(atPath: wav) }
+        let rendered = try Self.run(["render", Self.song, "-o", wav, "--instrument", "builtin", "--to", "3:1", "--tail", "1",
+                                     "--sample-rate", "44100", "--format", "f32", "--quiet"])
+        #expect(rendered.status == 0, "\(rendered.stderr)")
+        let samples = try Self.floatSamples(wav)
+        let first = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 || samples[$0 + 1] != 0 })
+        let expected = Array(samples[first...])
+        let got = recorder.count.load(ordering: .acquiring)
+        #expect(got * 2 >= expected.count, "captured \(got) frames of \(expected.count / 2)")
+        var mismatches = 0
+        for frame in 0..<min(got, expected.count / 2)
+        where recorder.left[frame] != expected[2 * frame] || recorder.right[frame] != expected[2 * frame + 1] {
+            mismatches += 1
+        }
+        #expect(mismatches == 0, "\(mismatches) frames differ from tactus render")
+    }
+
+    @Test("tactus play --driver jack: a server killed mid-play is one line and exit 74; none running is one line and exit 69")
+    func cliServerKilled() throws {
+        let missing = try Self.run(["play", Self.song, "--instrument", "builtin", "--driver", "jack", "--jack-server", "tactus-absent"])
+        #expect(missing.status == 69)
+        #expect(missing.stderr.split(separator: "\n").count == 1 && missing.stderr.contains("no JACK server 'tactus-absent' is running"), "\(missing.stderr)")
+
+        let server = try JACKServer("cli-killed")
+
+        defer { server.stop() }  // keeps the server alive to the end of the test
+        let killed = try Self.run(["play", Self.song, "--instrument", "builtin", "--driver", "jack", "--jack-server", server.name,
+                                   "--connect", "none"]) { _ in
+            usleep(700_000)
+            server.kill()
+        }
+        #expect(killed.status == 74, "\(killed.stderr)")
+        let lines = killed.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("the JACK server stopped the client"), "\(killed.stderr)")
+    }
+}
