@@ -76,7 +76,7 @@ let package = Package(
             path: "Benchmarks/SchedulerBenchmark"
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
-        .testTarget(name: "ALSATests", dependencies: ["ALSA", "Sequencing", "MIDI", "MIDIFile"]),
+        .testTarget(name: "ALSATests", dependencies: ["ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph"]),
         .testTarget(name: "JACKTests", dependencies: ["JACK", "Playback", "Sequencing"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),

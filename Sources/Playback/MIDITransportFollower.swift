@@ -25,19 +25,41 @@ public enum MIDITransportMessage: Sendable, Equatable {
     }
 }
 
-/// Applies MIDI transport messages received from another device to a ``Player``: Start plays
+/// What a ``MIDITransportFollower`` moves: a ``Player`` or a ``PlaybackSession``.
+public protocol MIDITransportTarget: AnyObject {
+    /// Moves to `tick` (playing on from there if playing).
+    func transportLocate(toTick tick: Int64)
+    /// Plays from the current position.
+    func transportPlay()
+    /// Stops where playback is.
+    func transportStop()
+}
+
+extension Player: MIDITransportTarget {
+    public func transportLocate(toTick tick: Int64) { locate(toTick: tick) }
+    public func transportPlay() { start() }
+    public func transportStop() { stop() }
+}
+
+extension PlaybackSession: MIDITransportTarget {
+    public func transportLocate(toTick tick: Int64) { locate(toTick: tick) }
+    public func transportPlay() { resume() }
+    public func transportStop() { pause() }
+}
+
+/// Applies MIDI transport messages received from another device to a player or session: Start plays
 /// from the beginning, Stop stops, Song Position Pointer moves to its sixteenth, Continue plays
 /// on from there. The follower keeps its own tempo (following the clock's tempo is not done).
 ///
 /// Call ``receive(_:)`` from the thread that reads the input; the player's commands are
 /// queued for the audio thread, so nothing waits on it.
 public final class MIDITransportFollower: @unchecked Sendable {
-    private let player: Player
+    private let target: any MIDITransportTarget
     private let ticksPerSixteenth: (numerator: Int64, denominator: Int64)
 
-    /// Follows transport messages for `player`, whose sequence has `ticksPerQuarter`.
-    public init(player: Player, ticksPerQuarter: Int) {
-        self.player = player
+    /// Follows transport messages for `target`, whose sequence has `ticksPerQuarter`.
+    public init(_ target: any MIDITransportTarget, ticksPerQuarter: Int) {
+        self.target = target
         ticksPerSixteenth = (Int64(ticksPerQuarter), 4)
     }
 
@@ -58,14 +80,14 @@ public final class MIDITransportFollower: @unchecked Sendable {
     public func receive(_ message: MIDITransportMessage) {
         switch message {
         case .start:
-            player.locate(toTick: 0)
-            player.start()
+            target.transportLocate(toTick: 0)
+            target.transportPlay()
         case .stop:
-            player.stop()
+            target.transportStop()
         case .continue:
-            player.start()
+            target.transportPlay()
         case .songPosition(let sixteenths):
-            player.locate(toTick: tick(ofSixteenth: sixteenths))
+            target.transportLocate(toTick: tick(ofSixteenth: sixteenths))
         }
     }
 }

@@ -139,6 +139,9 @@ struct PlayCommand: ParsableCommand {
     @Flag(name: .customLong("midi-clock"), help: "With --port: also send MIDI clock (24 per quarter note through tempo changes and --rate), Start or Song Position Pointer and Continue, and Stop, so drum machines and other sequencers follow.")
     var midiClock = false
 
+    @Option(name: .customLong("transport-in"), help: "Follow MIDI Start, Stop, Continue and Song Position Pointer from these ALSA sequencer ports (comma-separated), or 'any' to take them from whatever connects to Tactus's input port; playback waits for Start or Continue.")
+    var transportIn: String?
+
     @Option(name: .customLong("port-tracks"), help: "Send these tracks to an ALSA sequencer port in step with the audio: TRACKS=PORT, like 2,3=20:0 (repeatable).")
     var portTracks: [String] = []
 
@@ -180,7 +183,26 @@ struct PlayCommand: ParsableCommand {
         var sequence = smf.makeSequence()
         let plan = try transport.plan(for: &sequence, file: file)
         let midiOut = try PortTrackOutput.make(routes: portTracks, sequence: &sequence, file: file)
-        let followsTransport = driverOptions.jackTransport != .off
+        if transportIn != nil && driverOptions.jackTransport != .off {
+            printError("\(file): --transport-in and --jack-transport both move playback; choose one")
+            throw ExitCode(ExitStatus.usage)
+        }
+        let followsTransport = driverOptions.jackTransport != .off || transportIn != nil
+        // The sequencer port first: without it there is nothing to wait for.
+        let transportClient = try transportIn.map { sources -> SequencerClient in
+            do {
+                let client = try SequencerClient()
+                if sources != "any" {
+                    for name in sources.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                        try client.connectInput(from: name)
+                    }
+                }
+                return client
+            } catch {
+                printError("tactus: \(error)")
+                throw ExitCode(ExitStatus.unavailable)
+            }
+        }
 
         let choice = try instrumentOptions.choose(input: input)
 
@@ -219,6 +241,18 @@ struct PlayCommand: ParsableCommand {
         let terminal = TerminalSession(enabled: !input.quiet && isatty(STDIN_FILENO) != 0 && isatty(STDERR_FILENO) != 0)
         defer { terminal.restore() }
         let jackTransport = JACKTransportLink(mode: driverOptions.jackTransport, backend: backend, session: session, fromTick: plan.fromTick)
+        var transportInput: SequencerInput?
+        if let transportClient {
+            let follower = MIDITransportFollower(session, ticksPerQuarter: sequence.timeBase.ticksPerQuarterForBeats)
+            do {
+                transportInput = try transportClient.startInput { _, bytes in follower.receive(bytes) }
+            } catch {
+                printError("tactus: \(error)")
+                throw ExitCode(ExitStatus.unavailable)
+            }
+            if !input.quiet { printError("\(file): waiting for MIDI Start or Continue on \(transportClient.inputAddress)") }
+        }
+        defer { transportInput?.stop() }
         let status = StatusLine(session: session, endTick: plan.toTick ?? sequence.length)
         var interrupted = false
         var stopping = false

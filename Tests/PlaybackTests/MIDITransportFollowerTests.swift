@@ -23,7 +23,7 @@ struct MIDITransportFollowerTests {
         for bar in 0..<8 { track.addNote(at: Int64(bar) * 1920, channel: 0, key: 60, velocity: 100, duration: 480) }
         sequence.tracks = [track]
         let (player, recorder, _) = try recorderPlayer(sequence)
-        let follower = MIDITransportFollower(player: player, ticksPerQuarter: 480)
+        let follower = MIDITransportFollower(player, ticksPerQuarter: 480)
 
         #expect(follower.receive([0xFA]))
         play(player, frames: 4800)
@@ -60,7 +60,7 @@ struct MIDITransportFollowerTests {
         var sequence = MusicSequence(timeBase: .ticksPerQuarter(90))
         sequence.tracks = [MusicTrack()]
         let (player, _, _) = try recorderPlayer(sequence)
-        let follower = MIDITransportFollower(player: player, ticksPerQuarter: 90)
+        let follower = MIDITransportFollower(player, ticksPerQuarter: 90)
         #expect(follower.tick(ofSixteenth: 2) == 45)
         #expect(follower.tick(ofSixteenth: 3) == 67)
     }

@@ -47,6 +47,11 @@ midi_clock_tests() {
 check "tactus play --port --midi-clock into Midi Through: 24 clocks per quarter within 1 ms through tempo changes and --rate, Start/SPP/Continue/Stop" midi_clock_tests
 grep -E "clocks, worst" /tmp/check.out | sed 's/^/    /'
 
+midi_transport_in_tests() {
+  TACTUS_REAL_ALSA=1 "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter MIDITransportInDeviceTests
+}
+check "MIDI transport in: Start, Stop, Song Position Pointer and Continue as raw bytes through VirMIDI move the player" midi_transport_in_tests
+
 record_tests() {
   TACTUS_REAL_ALSA=1 TACTUS_BINARY="$release/tactus" "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter RecordDeviceTests
 }
