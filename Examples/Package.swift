@@ -1,0 +1,30 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The tutorial programs, built against the repository's library products only (`import Tactus`).
+// `swift run NAME` from this directory; `./check-examples.sh` runs each offline and checks it.
+let tactus = Target.Dependency.product(name: "Tactus", package: "Tactus")
+
+let package = Package(
+    name: "TactusExamples",
+    dependencies: [
+        .package(name: "Tactus", path: ".."),
+    ],
+    targets: [
+        // The custom instruments and effect the examples play, in a library so the tests below
+        // can prove them allocation-free.
+        .target(name: "SynthVoices", dependencies: [tactus]),
+        .executableTarget(name: "subtractive-synth", dependencies: [tactus, "SynthVoices"]),
+        .executableTarget(name: "fm-synth", dependencies: [tactus, "SynthVoices"]),
+        .executableTarget(name: "tone-generator", dependencies: [tactus, "SynthVoices"]),
+        .executableTarget(name: "comb-filter", dependencies: [tactus, "SynthVoices"]),
+        .executableTarget(name: "score-render", dependencies: [tactus]),
+        // Reads the examples' WAV output and checks what each one must show.
+        .executableTarget(name: "example-checks"),
+        .testTarget(
+            name: "SynthVoicesTests",
+            dependencies: [tactus, "SynthVoices", .product(name: "TactusTestSupport", package: "Tactus")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
