@@ -19,6 +19,7 @@ let package = Package(
         .executableTarget(name: "tone-generator", dependencies: [tactus, "SynthVoices"]),
         .executableTarget(name: "comb-filter", dependencies: [tactus, "SynthVoices"]),
         .executableTarget(name: "score-render", dependencies: [tactus]),
+        .executableTarget(name: "sampler-sequence", dependencies: [tactus]),
         // Reads the examples' WAV output and checks what each one must show.
         .executableTarget(name: "example-checks"),
         .testTarget(

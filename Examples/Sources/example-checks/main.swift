@@ -110,6 +110,9 @@ do {
         }
         let points = text.split(separator: "\n").map { $0.split(separator: " ").compactMap { Double($0) } }.filter { $0.count == 2 }
         // Each beat's window starts 2,048 frames in (after the attack), 4,096 frames long.
+        guard !points.isEmpty, points.allSatisfy({ $0[0] >= 0 && Int($0[0]) + 6144 <= x.count }) else {
+            throw Failure(message: "FAIL sweep: \(args[2]) names no beats, or beats past the end of \(args[1])")
+        }
         let measured = points.map { rolloff(x[(Int($0[0]) + 2048)..<(Int($0[0]) + 6144)], sampleRate: rate) }
         print("     cutoff -> 99% rolloff: " + zip(points, measured).map { "\(Int($0[1]))->\(Int($1))" }.joined(separator: " "))
         // Bar by bar (the bass line changes within a bar), the rolloff rises with the cutoff.
