@@ -145,6 +145,21 @@ let rampBlockSizes: [[Int]] = [[1], [64], [65], [512], randomBlockSizes(count: 4
         #expect(Array(out) == Array(whole[target..<(target + 3000)]))
     }
 
+    @Test func atPlayRateTwoARampTakesHalfTheOutputFrames() throws {
+        let (graph, sequence) = try Self.rig(points: Self.points)
+        let player = Player(sequence: sequence, graph: try graph.compile(sampleRate: 48_000, maximumFrameCount: 512), defaultNode: 5)
+        player.setPlayRate(2, atOutputFrame: nil)
+        player.preroll()
+        player.start()
+        let out = renderLeft({ player.render(frameCount: $0, into: $1) }, frames: 48_000, sizes: [100])
+        let tempo = sequence.makeTempoMap()
+        let start = tempo.frame(atTick: 960, sampleRate: 48_000), end = tempo.frame(atTick: 2 * 960 + 17, sampleRate: 48_000)
+        let outputStart = Int(start / 2), outputLength = Int((end - start + 1) / 2)
+        #expect(out[outputStart - 1] == 0 && out[outputStart] == 200)
+        #expect(out[outputStart + outputLength - 1] < 4000)
+        #expect(out[outputStart + outputLength] == 4000)
+    }
+
     @Test func anUnknownParameterNameIsATypedError() throws {
         let graph = AudioGraph()
         graph.add(ParameterEchoNode(), id: 5)
