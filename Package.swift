@@ -60,6 +60,11 @@ let package = Package(
             path: "Benchmarks/Soak"
         ),
         .executableTarget(
+            name: "tactus-ramp-benchmark",
+            dependencies: ["AudioGraph", "Instruments", "MIDI", "Sampler", "SoundFont", "TactusTestSupport"],
+            path: "Benchmarks/RampBenchmark"
+        ),
+        .executableTarget(
             name: "tactus-scheduler-benchmark",
             dependencies: ["AudioGraph", "Playback", "Sequencing", "MIDI"],
             path: "Benchmarks/SchedulerBenchmark"

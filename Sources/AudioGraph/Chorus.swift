@@ -108,7 +108,10 @@ public final class ChorusNode: ParameterizedNode {
     public func parametersChanged() { update() }
 
     public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
-        renderFollowingParameters(startFrame: startFrame, frameCount: frameCount, inputs: inputs, output: output, renderSteady: { self.renderSteady(startFrame: $0, frameCount: $1, inputs: $2, output: $3) })
+        // Ramps step every 32 frames: update() recomputes every voice's pan, too costly per frame.
+        renderFollowingParameters(startFrame: startFrame, frameCount: frameCount, inputs: inputs, output: output,
+                                  controlInterval: 32,
+                                  renderSteady: { self.renderSteady(startFrame: $0, frameCount: $1, inputs: $2, output: $3) })
     }
 
     private func renderSteady(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {

@@ -79,6 +79,8 @@ public final class NodeParameters {
     private let ramps: UnsafeMutablePointer<ParameterRamp>
     private let rampPosition: UnsafeMutablePointer<Int64>
     private var movingCount = 0
+    // Frames rendered at control rate since the last grid point, not yet stepped.
+    @usableFromInline var pendingFrames = 0
 
     /// Parameters with these descriptions, each at its default. Identifiers must be unique.
     public init(_ infos: [AudioParameterInfo]) {
@@ -121,6 +123,7 @@ public final class NodeParameters {
 
     /// Ends every glide and ramp at its target.
     public func settle() {
+        pendingFrames = 0
         for i in 0..<count {
             if motion[i] == 2 { target[i] = ramps[i].end }
             current[i] = target[i]
@@ -167,6 +170,7 @@ public final class NodeParameters {
     @discardableResult
     public func set(_ id: UInt32, _ value: Float) -> Bool {
         guard let i = index(id) else { return false }
+        catchUp()
         let v = infos[i].clamp(value)
         target[i] = v
         let wasMoving = motion[i] != 0
@@ -184,6 +188,7 @@ public final class NodeParameters {
     @discardableResult
     public func jump(_ id: UInt32, to value: Float) -> Bool {
         guard let i = index(id) else { return false }
+        catchUp()
         if motion[i] != 0 { movingCount -= 1 }
         motion[i] = 0
         target[i] = infos[i].clamp(value)
@@ -196,6 +201,7 @@ public final class NodeParameters {
     @discardableResult
     public func ramp(_ id: UInt32, _ ramp: ParameterRamp) -> Bool {
         guard let i = index(id) else { return false }
+        catchUp()
         var r = ramp
         r.start = infos[i].clamp(r.start)
         r.end = infos[i].clamp(r.end)
@@ -237,6 +243,27 @@ public final class NodeParameters {
         }
     }
 
+    /// Steps the frames a control-rate render has passed since its last grid point, so a
+    /// change arriving between grid points starts from the exact state at its own frame.
+    @usableFromInline
+    func catchUp() {
+        if pendingFrames > 0 {
+            let n = pendingFrames
+            pendingFrames = 0
+            step(frames: n)
+        }
+    }
+
+    /// Advances every moving value by `frames` frames, one frame at a time (so the values
+    /// are the same however the frames are grouped).
+    public func step(frames: Int) {
+        var n = 0
+        while n < frames && movingCount > 0 {
+            step()
+            n += 1
+        }
+    }
+
     /// Splits a render call so that a node whose values are constant within each stretch
     /// still follows glides and ramps frame by frame: while nothing moves, one stretch covers
     /// everything; while something moves, stretches are one frame long, followed by a
@@ -254,6 +281,37 @@ public final class NodeParameters {
             step()
             changed()
             done += 1
+        }
+    }
+
+    /// Like ``renderStretches(frameCount:changed:render:)``, but while values move they are
+    /// updated every `controlInterval` frames on a grid of absolute frames (multiples of the
+    /// interval from frame 0), not every frame: for nodes whose updates are costly and whose
+    /// parameters tolerate control-rate steps (an instrument's volume). Between grid points the
+    /// values hold; at each grid point they are the exact values of that frame; a set or ramp
+    /// arriving between grid points applies at its frame. The output does not depend on the
+    /// block size.
+    @inlinable
+    public func renderStretches(startFrame: Int64, frameCount: Int, controlInterval: Int, changed: () -> Void,
+                                render: (_ offset: Int, _ count: Int) -> Void) {
+        let interval = max(1, controlInterval)
+        var done = 0
+        while done < frameCount {
+            if !movingNow {
+                render(done, frameCount - done)
+                return
+            }
+            // Values change only on grid points (and at events, which catch up first), so a
+            // stretch cut short by the end of a block leaves them as they are.
+            let phase = Int((startFrame + Int64(done)) % Int64(interval))
+            let count = min(frameCount - done, interval - phase)
+            render(done, count)
+            pendingFrames += count
+            if phase + count == interval {
+                catchUp()
+                changed()
+            }
+            done += count
         }
     }
 }
@@ -303,9 +361,12 @@ extension ParameterizedNode {
     /// over which they are (see ``NodeParameters/renderStretches(frameCount:changed:render:)``):
     /// the whole call while nothing moves, single frames while a value glides or ramps. The
     /// inputs and output handed to `renderSteady` start at the stretch's first frame.
+    /// With a `controlInterval` above 1 the values step on that grid of absolute frames (see
+    /// ``NodeParameters/renderStretches(startFrame:frameCount:controlInterval:changed:render:)``).
     @inlinable @inline(__always)
     public func renderFollowingParameters(
         startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer,
+        controlInterval: Int = 1,
         renderSteady: (_ startFrame: Int64, _ frameCount: Int, _ inputs: UnsafeBufferPointer<StereoBuffer>, _ output: StereoBuffer) -> Void
     ) {
         if !parameters.isMoving {
@@ -313,7 +374,8 @@ extension ParameterizedNode {
             return
         }
         withUnsafeTemporaryAllocation(of: StereoBuffer.self, capacity: max(1, inputs.count)) { shifted in
-            parameters.renderStretches(frameCount: frameCount, changed: { self.parametersChanged() }) { offset, count in
+            parameters.renderStretches(startFrame: startFrame, frameCount: frameCount, controlInterval: controlInterval,
+                                       changed: { self.parametersChanged() }) { offset, count in
                 for b in 0..<inputs.count { shifted[b] = inputs[b].advanced(by: offset) }
                 renderSteady(startFrame + Int64(offset), count,
                              UnsafeBufferPointer(start: shifted.baseAddress, count: inputs.count), output.advanced(by: offset))

@@ -385,7 +385,9 @@ public final class GMSynthesizer: ParameterizedNode {
     // MARK: Render
 
     public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        // Ramps step on the control grid the voices already update on.
         renderFollowingParameters(startFrame: startFrame, frameCount: frameCount, inputs: inputs, output: output,
+                                  controlInterval: Self.controlInterval,
                                   renderSteady: { self.renderSteady(startFrame: $0, frameCount: $1, inputs: $2, output: $3) })
     }
 

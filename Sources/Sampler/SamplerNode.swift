@@ -936,7 +936,10 @@ public final class SamplerNode: ParameterizedNode {
     // MARK: Render
 
     public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        // Ramps of volume and send levels step every 32 frames: a render call has a fixed cost
+        // (effect sends, voice groups) too high to pay per frame.
         renderFollowingParameters(startFrame: startFrame, frameCount: frameCount, inputs: inputs, output: output,
+                                  controlInterval: 32,
                                   renderSteady: { self.renderSteady(startFrame: $0, frameCount: $1, inputs: $2, output: $3) })
     }
 
