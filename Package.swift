@@ -8,6 +8,9 @@ let package = Package(
         // Everything a player needs: sequences, files, the graph and its instruments, playback
         // and the drivers, behind one `import Tactus`.
         .library(name: "Tactus", targets: ["Tactus"]),
+        // For users' test targets: the allocation counter and offline node rendering, to prove
+        // custom nodes allocation-free and block-size independent.
+        .library(name: "TactusTestSupport", targets: ["TactusTestSupport"]),
         // The MIDI, sequence and file core, without audio.
         .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile", "SoundFont"]),
         // The audio engine without drivers: graph, instruments, sampler, player and the
@@ -71,6 +74,11 @@ let package = Package(
             path: "Benchmarks/Soak"
         ),
         .executableTarget(
+            name: "tactus-ramp-benchmark",
+            dependencies: ["AudioGraph", "Instruments", "MIDI", "Sampler", "SoundFont", "TactusTestSupport"],
+            path: "Benchmarks/RampBenchmark"
+        ),
+        .executableTarget(
             name: "tactus-scheduler-benchmark",
             dependencies: ["AudioGraph", "Playback", "Sequencing", "MIDI"],
             path: "Benchmarks/SchedulerBenchmark"
@@ -82,8 +90,9 @@ let package = Package(
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
         .testTarget(name: "CLITests", dependencies: ["TactusCLI", "MIDIFile", "Sequencing", "MIDI", "SoundFont"]),
-        // Test-only allocation counter; linked only into the test executable.
+        // The allocation counter; linked only into test executables (it interposes malloc).
         .target(name: "MallocCounter"),
+        .target(name: "TactusTestSupport", dependencies: ["AudioGraph", "MIDI", "MallocCounter"]),
         // Test-only helpers shared by the audio test suites.
         .target(name: "AudioTestSupport", dependencies: ["AudioGraph", "MIDI"]),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDI", "AudioTestSupport"]),
@@ -93,6 +102,10 @@ let package = Package(
                            "MIDIFile", "Sequencing"]
         ),
         .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI", "AudioTestSupport"]),
+        .testTarget(
+            name: "AutomationTests",
+            dependencies: ["AudioGraph", "Instruments", "Sampler", "SoundFont", "Playback", "Sequencing", "MIDI", "TactusTestSupport"]
+        ),
         .testTarget(
             name: "PlaybackTests",
             dependencies: ["Playback", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak", "ALSA"]

@@ -1,15 +1,33 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// The example programs: each uses Tactus only through its library products, as an
-// application would (no internal modules, no @testable).
+// The tutorial programs, built against the repository's library products only (`import Tactus`,
+// no internal modules, no @testable), as an application would. `swift run NAME` from this
+// directory; `./run-examples.sh` and `./check-examples.sh` run each offline and check it.
+let tactus = Target.Dependency.product(name: "Tactus", package: "Tactus")
+
 let package = Package(
     name: "TactusExamples",
     dependencies: [
         .package(name: "Tactus", path: ".."),
     ],
     targets: [
-        .executableTarget(name: "hello", dependencies: [.product(name: "Tactus", package: "Tactus")]),
+        .executableTarget(name: "hello", dependencies: [tactus]),
+        // The custom instruments and effect the examples play, in a library so the tests below
+        // can prove them allocation-free.
+        .target(name: "SynthVoices", dependencies: [tactus]),
+        .executableTarget(name: "subtractive-synth", dependencies: [tactus, "SynthVoices"]),
+        .executableTarget(name: "fm-synth", dependencies: [tactus, "SynthVoices"]),
+        .executableTarget(name: "tone-generator", dependencies: [tactus, "SynthVoices"]),
+        .executableTarget(name: "comb-filter", dependencies: [tactus, "SynthVoices"]),
+        .executableTarget(name: "score-render", dependencies: [tactus]),
+        .executableTarget(name: "sampler-sequence", dependencies: [tactus]),
+        // Reads the examples' WAV output and checks what each one must show.
+        .executableTarget(name: "example-checks"),
+        .testTarget(
+            name: "SynthVoicesTests",
+            dependencies: [tactus, "SynthVoices", .product(name: "TactusTestSupport", package: "Tactus")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

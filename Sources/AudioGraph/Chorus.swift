@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Everything advances per sample (delay line, LFO phase), so the output does not depend on
 /// how blocks are split. The delay line is allocated in `prepare`.
-public final class ChorusNode: AudioNode {
+public final class ChorusNode: ParameterizedNode {
     /// Parameter identifiers.
     public enum Parameter {
         /// Number of chorus voices, 1...8.
@@ -22,14 +22,13 @@ public final class ChorusNode: AudioNode {
 
     public let name = "Chorus"
     public let inputBusCount = 1
-    private var table = ParameterTable([
+    public let parameters = NodeParameters([
         AudioParameterInfo(id: Parameter.voices, name: "Voices", range: 1...8, unit: .indexed, defaultValue: 3),
         AudioParameterInfo(id: Parameter.rate, name: "Rate", range: 0.05...5, unit: .hertz, defaultValue: 0.3),
         AudioParameterInfo(id: Parameter.depth, name: "Depth", range: 0...20, unit: .milliseconds, defaultValue: 8),
         AudioParameterInfo(id: Parameter.level, name: "Level", range: 0...10, unit: .generic, defaultValue: 2),
         AudioParameterInfo(id: Parameter.dry, name: "Dry level", range: 0...1, unit: .fraction, defaultValue: 0),
     ])
-    public var parameterInfos: [AudioParameterInfo] { table.infos }
 
     /// Shortest delay in milliseconds, under the swing.
     private static let baseDelayMilliseconds = 2.0
@@ -59,11 +58,11 @@ public final class ChorusNode: AudioNode {
 
     /// Creates a chorus; `dry` 0 gives only the chorused signal (for send effects).
     public init(voices: Int = 3, rate: Float = 0.3, depthMilliseconds: Float = 8, level: Float = 2, dry: Float = 0) {
-        _ = table.set(Parameter.voices, Float(voices))
-        _ = table.set(Parameter.rate, rate)
-        _ = table.set(Parameter.depth, depthMilliseconds)
-        _ = table.set(Parameter.level, level)
-        _ = table.set(Parameter.dry, dry)
+        parameters.jump(Parameter.voices, to: Float(voices))
+        parameters.jump(Parameter.rate, to: rate)
+        parameters.jump(Parameter.depth, to: depthMilliseconds)
+        parameters.jump(Parameter.level, to: level)
+        parameters.jump(Parameter.dry, to: dry)
         update()
     }
 
@@ -74,6 +73,7 @@ public final class ChorusNode: AudioNode {
 
     public func prepare(sampleRate: Double, maximumFrameCount: Int) {
         self.sampleRate = sampleRate
+        parameters.prepare(sampleRate: sampleRate)
         line?.deallocate()
         // Room for the longest delay the parameters allow, plus the interpolation points.
         lineLength = Int((Self.baseDelayMilliseconds + 20) * sampleRate / 1000) + 4
@@ -90,13 +90,13 @@ public final class ChorusNode: AudioNode {
     }
 
     private func update() {
-        voiceCount = Int(table[Parameter.voices])
-        phaseStep = Double(table[Parameter.rate]) / sampleRate
+        voiceCount = Int(parameters[Parameter.voices])
+        phaseStep = Double(parameters[Parameter.rate]) / sampleRate
         let samplesPerMillisecond = Float(sampleRate / 1000)
-        swing = table[Parameter.depth] * samplesPerMillisecond / 2
+        swing = parameters[Parameter.depth] * samplesPerMillisecond / 2
         centreDelay = Float(Self.baseDelayMilliseconds) * samplesPerMillisecond + swing
-        wetGain = table[Parameter.level] / Float(voiceCount) * 0.5
-        dryGain = table[Parameter.dry]
+        wetGain = parameters[Parameter.level] / Float(voiceCount) * 0.5
+        dryGain = parameters[Parameter.dry]
         for k in 0..<Self.maximumVoices {
             // Voices spread across the stereo field, equal power.
             let position = voiceCount == 1 ? 0.5 : Double(k) / Double(voiceCount - 1)
@@ -105,16 +105,16 @@ public final class ChorusNode: AudioNode {
         }
     }
 
-    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
-        guard scope == .global, table.set(id, value) else { return }
-        update()
-    }
-
-    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
-        scope == .global ? table.value(id) : nil
-    }
+    public func parametersChanged() { update() }
 
     public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        // Ramps step every 32 frames: update() recomputes every voice's pan, too costly per frame.
+        renderFollowingParameters(startFrame: startFrame, frameCount: frameCount, inputs: inputs, output: output,
+                                  controlInterval: 32,
+                                  renderSteady: { self.renderSteady(startFrame: $0, frameCount: $1, inputs: $2, output: $3) })
+    }
+
+    private func renderSteady(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
         guard let line, lineLength > 0 else {
             output.clear(frameCount: frameCount)
             return

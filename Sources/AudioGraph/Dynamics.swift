@@ -6,7 +6,7 @@ import Foundation
 /// played. The applied gain is the moving average (over the look-ahead window) of the
 /// window's minimum required gain, which reaches every frame's requirement by the time the
 /// frame comes out and ramps there smoothly; a final clamp catches float rounding.
-public final class LimiterNode: AudioNode {
+public final class LimiterNode: ParameterizedNode {
     /// Parameter identifiers.
     public enum Parameter {
         /// Highest output level in dBFS (at most 0).
@@ -18,12 +18,11 @@ public final class LimiterNode: AudioNode {
     }
     public let name = "Limiter"
     public let inputBusCount = 1
-    private var table = ParameterTable([
+    public let parameters = NodeParameters([
         AudioParameterInfo(id: Parameter.ceiling, name: "Ceiling", range: -24...0, unit: .decibels, defaultValue: -0.3),
         AudioParameterInfo(id: Parameter.release, name: "Release", range: 1...2000, unit: .milliseconds, defaultValue: 80),
         AudioParameterInfo(id: Parameter.inputGain, name: "Input gain", range: -24...24, unit: .decibels, defaultValue: 0),
     ])
-    public var parameterInfos: [AudioParameterInfo] { table.infos }
     /// Look-ahead time in seconds.
     public let lookAheadSeconds: Double
     private var window = 1
@@ -45,7 +44,7 @@ public final class LimiterNode: AudioNode {
     /// Creates a limiter with a ceiling in dBFS (clamped to at most 0).
     public init(ceilingDecibels: Float = -0.3, lookAheadSeconds: Double = 0.0015) {
         self.lookAheadSeconds = lookAheadSeconds
-        _ = table.set(Parameter.ceiling, ceilingDecibels)
+        parameters.jump(Parameter.ceiling, to: ceilingDecibels)
         update()
     }
 
@@ -60,6 +59,7 @@ public final class LimiterNode: AudioNode {
 
     public func prepare(sampleRate: Double, maximumFrameCount: Int) {
         self.sampleRate = sampleRate
+        parameters.prepare(sampleRate: sampleRate)
         freeBuffers()
         window = max(1, Int((lookAheadSeconds * sampleRate).rounded()))
         delayL = .allocate(capacity: window)
@@ -82,21 +82,18 @@ public final class LimiterNode: AudioNode {
     }
 
     private func update() {
-        ceiling = min(1, decibelsToGain(table[Parameter.ceiling]))
-        inputGain = decibelsToGain(table[Parameter.inputGain])
-        releaseCoefficient = SmoothedValue.coefficient(seconds: Double(table[Parameter.release]) / 1000, sampleRate: sampleRate)
+        ceiling = min(1, decibelsToGain(parameters[Parameter.ceiling]))
+        inputGain = decibelsToGain(parameters[Parameter.inputGain])
+        releaseCoefficient = SmoothedValue.coefficient(seconds: Double(parameters[Parameter.release]) / 1000, sampleRate: sampleRate)
     }
 
-    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
-        guard scope == .global, table.set(id, value) else { return }
-        update()
-    }
-
-    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
-        scope == .global ? table.value(id) : nil
-    }
+    public func parametersChanged() { update() }
 
     public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        renderFollowingParameters(startFrame: startFrame, frameCount: frameCount, inputs: inputs, output: output, renderSteady: { self.renderSteady(startFrame: $0, frameCount: $1, inputs: $2, output: $3) })
+    }
+
+    private func renderSteady(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
         guard let delayL, let delayR, let minimumRing, let dequeValue, let dequeIndex else {
             output.clear(frameCount: frameCount)
             return
@@ -147,7 +144,7 @@ public final class LimiterNode: AudioNode {
 
 /// A feed-forward compressor with a stereo-linked peak detector, threshold, ratio, attack,
 /// release and make-up gain.
-public final class CompressorNode: AudioNode {
+public final class CompressorNode: ParameterizedNode {
     /// Parameter identifiers.
     public enum Parameter {
         /// Level in dBFS above which the gain is reduced.
@@ -163,14 +160,13 @@ public final class CompressorNode: AudioNode {
     }
     public let name = "Compressor"
     public let inputBusCount = 1
-    private var table = ParameterTable([
+    public let parameters = NodeParameters([
         AudioParameterInfo(id: Parameter.threshold, name: "Threshold", range: -60...0, unit: .decibels, defaultValue: -18),
         AudioParameterInfo(id: Parameter.ratio, name: "Ratio", range: 1...30, unit: .ratio, defaultValue: 4),
         AudioParameterInfo(id: Parameter.attack, name: "Attack", range: 0.05...500, unit: .milliseconds, defaultValue: 10),
         AudioParameterInfo(id: Parameter.release, name: "Release", range: 1...5000, unit: .milliseconds, defaultValue: 120),
         AudioParameterInfo(id: Parameter.makeUpGain, name: "Make-up gain", range: 0...30, unit: .decibels, defaultValue: 0),
     ])
-    public var parameterInfos: [AudioParameterInfo] { table.infos }
     private var sampleRate = 44_100.0
     private var attackCoefficient: Float = 0.01, releaseCoefficient: Float = 0.001
     private var reductionDecibels: Float = 0
@@ -178,12 +174,13 @@ public final class CompressorNode: AudioNode {
 
     /// Creates a compressor.
     public init(thresholdDecibels: Float = -18, ratio: Float = 4) {
-        _ = table.set(Parameter.threshold, thresholdDecibels)
-        _ = table.set(Parameter.ratio, ratio)
+        parameters.jump(Parameter.threshold, to: thresholdDecibels)
+        parameters.jump(Parameter.ratio, to: ratio)
     }
 
     public func prepare(sampleRate: Double, maximumFrameCount: Int) {
         self.sampleRate = sampleRate
+        parameters.prepare(sampleRate: sampleRate)
         update()
         reset()
     }
@@ -191,27 +188,24 @@ public final class CompressorNode: AudioNode {
     public func reset() { reductionDecibels = 0 }
 
     private func update() {
-        attackCoefficient = SmoothedValue.coefficient(seconds: Double(table[Parameter.attack]) / 1000, sampleRate: sampleRate)
-        releaseCoefficient = SmoothedValue.coefficient(seconds: Double(table[Parameter.release]) / 1000, sampleRate: sampleRate)
-        makeUp = decibelsToGain(table[Parameter.makeUpGain])
+        attackCoefficient = SmoothedValue.coefficient(seconds: Double(parameters[Parameter.attack]) / 1000, sampleRate: sampleRate)
+        releaseCoefficient = SmoothedValue.coefficient(seconds: Double(parameters[Parameter.release]) / 1000, sampleRate: sampleRate)
+        makeUp = decibelsToGain(parameters[Parameter.makeUpGain])
     }
 
-    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
-        guard scope == .global, table.set(id, value) else { return }
-        update()
-    }
-
-    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
-        scope == .global ? table.value(id) : nil
-    }
+    public func parametersChanged() { update() }
 
     /// The gain reduction applied to the last frame, in decibels (0 or positive).
     public var gainReductionDecibels: Float { reductionDecibels }
 
     public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        renderFollowingParameters(startFrame: startFrame, frameCount: frameCount, inputs: inputs, output: output, renderSteady: { self.renderSteady(startFrame: $0, frameCount: $1, inputs: $2, output: $3) })
+    }
+
+    private func renderSteady(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
         let input = inputs[0]
-        let threshold = table[Parameter.threshold]
-        let slope = 1 - 1 / table[Parameter.ratio]
+        let threshold = parameters[Parameter.threshold]
+        let slope = 1 - 1 / parameters[Parameter.ratio]
         for i in 0..<frameCount {
             let xl = input.left[i], xr = input.right[i]
             let peak = max(abs(xl), abs(xr))

@@ -43,45 +43,41 @@ struct DelayLine {
 }
 
 /// A gain stage with a smoothed level.
-public final class GainNode: AudioNode {
+public final class GainNode: ParameterizedNode {
     /// Parameter identifiers.
     public enum Parameter { public static let gain: UInt32 = 0 }
     public let name = "Gain"
     public let inputBusCount = 1
-    private var table = ParameterTable([
+    // No declared smoothing: the level glides in the linear domain, below.
+    public let parameters = NodeParameters([
         AudioParameterInfo(id: Parameter.gain, name: "Gain", range: -96...24, unit: .decibels, defaultValue: 0),
     ])
     private var gain = SmoothedValue(1)
-    public var parameterInfos: [AudioParameterInfo] { table.infos }
 
     /// Creates a gain stage at `decibels`.
     public init(decibels: Float = 0) {
-        _ = table.set(Parameter.gain, decibels)
-        gain.jump(to: decibelsToGain(table[Parameter.gain]))
+        parameters.jump(Parameter.gain, to: decibels)
+        gain.jump(to: decibelsToGain(parameters[Parameter.gain]))
     }
 
     public func prepare(sampleRate: Double, maximumFrameCount: Int) {
+        parameters.prepare(sampleRate: sampleRate)
         gain.coefficient = SmoothedValue.coefficient(seconds: 0.005, sampleRate: sampleRate)
         reset()
     }
 
-    public func reset() { gain.jump(to: decibelsToGain(table[Parameter.gain])) }
+    public func reset() { gain.jump(to: decibelsToGain(parameters[Parameter.gain])) }
 
-    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
-        guard scope == .global, table.set(id, value) else { return }
-        gain.target = decibelsToGain(table[Parameter.gain])
-    }
-
-    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
-        scope == .global ? table.value(id) : nil
-    }
+    public func parametersChanged() { gain.target = decibelsToGain(parameters[Parameter.gain]) }
 
     public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
         let input = inputs[0]
-        for i in 0..<frameCount {
-            let g = gain.next()
-            output.left[i] = input.left[i] * g
-            output.right[i] = input.right[i] * g
+        parameters.renderStretches(frameCount: frameCount, changed: { self.parametersChanged() }) { offset, count in
+            for i in offset..<(offset + count) {
+                let g = gain.next()
+                output.left[i] = input.left[i] * g
+                output.right[i] = input.right[i] * g
+            }
         }
     }
 }
@@ -93,7 +89,7 @@ public enum BiquadKind: Int, Sendable, CaseIterable {
 
 /// A second-order filter (Robert Bristow-Johnson's cookbook): low, high and band pass,
 /// peaking, shelving and notch. Coefficients change at the exact frame of a parameter change.
-public final class BiquadFilterNode: AudioNode {
+public final class BiquadFilterNode: ParameterizedNode {
     /// Parameter identifiers.
     public enum Parameter {
         /// Filter shape, a ``BiquadKind`` raw value.
@@ -107,48 +103,41 @@ public final class BiquadFilterNode: AudioNode {
     }
     public let name = "Biquad filter"
     public let inputBusCount = 1
-    private var table = ParameterTable([
+    public let parameters = NodeParameters([
         AudioParameterInfo(id: Parameter.kind, name: "Type", range: 0...Float(BiquadKind.allCases.count - 1), unit: .indexed, defaultValue: 0),
         AudioParameterInfo(id: Parameter.frequency, name: "Frequency", range: 10...40_000, unit: .hertz, defaultValue: 1000),
         AudioParameterInfo(id: Parameter.q, name: "Q", range: 0.1...30, unit: .generic, defaultValue: 0.7071),
         AudioParameterInfo(id: Parameter.gain, name: "Gain", range: -30...30, unit: .decibels, defaultValue: 0),
     ])
-    public var parameterInfos: [AudioParameterInfo] { table.infos }
     private var sampleRate = 44_100.0
     private var b0: Float = 1, b1: Float = 0, b2: Float = 0, a1: Float = 0, a2: Float = 0
     private var z1L: Float = 0, z2L: Float = 0, z1R: Float = 0, z2R: Float = 0
 
     /// Creates a filter.
     public init(kind: BiquadKind = .lowPass, frequency: Float = 1000, q: Float = 0.7071, gainDecibels: Float = 0) {
-        _ = table.set(Parameter.kind, Float(kind.rawValue))
-        _ = table.set(Parameter.frequency, frequency)
-        _ = table.set(Parameter.q, q)
-        _ = table.set(Parameter.gain, gainDecibels)
+        parameters.jump(Parameter.kind, to: Float(kind.rawValue))
+        parameters.jump(Parameter.frequency, to: frequency)
+        parameters.jump(Parameter.q, to: q)
+        parameters.jump(Parameter.gain, to: gainDecibels)
         updateCoefficients()
     }
 
     public func prepare(sampleRate: Double, maximumFrameCount: Int) {
         self.sampleRate = sampleRate
+        parameters.prepare(sampleRate: sampleRate)
         updateCoefficients()
         reset()
     }
 
     public func reset() { z1L = 0; z2L = 0; z1R = 0; z2R = 0 }
 
-    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
-        guard scope == .global, table.set(id, value) else { return }
-        updateCoefficients()
-    }
-
-    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
-        scope == .global ? table.value(id) : nil
-    }
+    public func parametersChanged() { updateCoefficients() }
 
     private func updateCoefficients() {
-        let kind = BiquadKind(rawValue: Int(table[Parameter.kind].rounded())) ?? .lowPass
-        let f = min(Double(table[Parameter.frequency]), sampleRate * 0.49)
-        let q = Double(table[Parameter.q])
-        let a = pow(10, Double(table[Parameter.gain]) / 40)
+        let kind = BiquadKind(rawValue: Int(parameters[Parameter.kind].rounded())) ?? .lowPass
+        let f = min(Double(parameters[Parameter.frequency]), sampleRate * 0.49)
+        let q = Double(parameters[Parameter.q])
+        let a = pow(10, Double(parameters[Parameter.gain]) / 40)
         let w = 2 * Double.pi * f / sampleRate
         let cw = cos(w), sw = sin(w)
         let alpha = sw / (2 * q)
@@ -177,23 +166,25 @@ public final class BiquadFilterNode: AudioNode {
 
     public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
         let input = inputs[0]
-        for i in 0..<frameCount {
-            let xl = input.left[i]
-            let yl = b0 * xl + z1L
-            z1L = b1 * xl - a1 * yl + z2L
-            z2L = b2 * xl - a2 * yl
-            output.left[i] = yl
-            let xr = input.right[i]
-            let yr = b0 * xr + z1R
-            z1R = b1 * xr - a1 * yr + z2R
-            z2R = b2 * xr - a2 * yr
-            output.right[i] = yr
+        parameters.renderStretches(frameCount: frameCount, changed: { self.parametersChanged() }) { offset, count in
+            for i in offset..<(offset + count) {
+                let xl = input.left[i]
+                let yl = b0 * xl + z1L
+                z1L = b1 * xl - a1 * yl + z2L
+                z2L = b2 * xl - a2 * yl
+                output.left[i] = yl
+                let xr = input.right[i]
+                let yr = b0 * xr + z1R
+                z1R = b1 * xr - a1 * yr + z2R
+                z2R = b2 * xr - a2 * yr
+                output.right[i] = yr
+            }
         }
     }
 }
 
 /// A feedback comb filter: `y[n] = x[n] + feedback * y[n - delay]`, mixed with the dry signal.
-public final class CombFilterNode: AudioNode {
+public final class CombFilterNode: ParameterizedNode {
     /// Parameter identifiers.
     public enum Parameter {
         /// Comb delay in milliseconds.
@@ -205,27 +196,27 @@ public final class CombFilterNode: AudioNode {
     }
     public let name = "Comb filter"
     public let inputBusCount = 1
-    private var table = ParameterTable([
+    public let parameters = NodeParameters([
         AudioParameterInfo(id: Parameter.delay, name: "Delay", range: 0.1...100, unit: .milliseconds, defaultValue: 10),
         AudioParameterInfo(id: Parameter.feedback, name: "Feedback", range: -0.99...0.99, unit: .fraction, defaultValue: 0.5),
         AudioParameterInfo(id: Parameter.mix, name: "Mix", range: 0...1, unit: .fraction, defaultValue: 0.5),
     ])
-    public var parameterInfos: [AudioParameterInfo] { table.infos }
     private var sampleRate = 44_100.0
     private var lineL = DelayLine(), lineR = DelayLine()
     private var delayFrames = 1
 
     /// Creates a comb filter.
     public init(delayMilliseconds: Float = 10, feedback: Float = 0.5, mix: Float = 0.5) {
-        _ = table.set(Parameter.delay, delayMilliseconds)
-        _ = table.set(Parameter.feedback, feedback)
-        _ = table.set(Parameter.mix, mix)
+        parameters.jump(Parameter.delay, to: delayMilliseconds)
+        parameters.jump(Parameter.feedback, to: feedback)
+        parameters.jump(Parameter.mix, to: mix)
     }
 
     deinit { lineL.free(); lineR.free() }
 
     public func prepare(sampleRate: Double, maximumFrameCount: Int) {
         self.sampleRate = sampleRate
+        parameters.prepare(sampleRate: sampleRate)
         let capacity = Int(sampleRate * 0.1) + 2
         lineL.allocate(capacity: capacity)
         lineR.allocate(capacity: capacity)
@@ -235,35 +226,30 @@ public final class CombFilterNode: AudioNode {
     public func reset() { lineL.clear(); lineR.clear() }
 
     private func updateDelay() {
-        delayFrames = min(max(1, Int((Double(table[Parameter.delay]) * sampleRate / 1000).rounded())), max(1, lineL.capacity))
+        delayFrames = min(max(1, Int((Double(parameters[Parameter.delay]) * sampleRate / 1000).rounded())), max(1, lineL.capacity))
     }
 
-    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
-        guard scope == .global, table.set(id, value) else { return }
-        updateDelay()
-    }
-
-    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
-        scope == .global ? table.value(id) : nil
-    }
+    public func parametersChanged() { updateDelay() }
 
     public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
         let input = inputs[0]
-        let fb = table[Parameter.feedback], wet = table[Parameter.mix], dry = 1 - wet
-        let d = delayFrames
-        for i in 0..<frameCount {
-            let yl = input.left[i] + fb * lineL.read(delay: d)
-            lineL.write(yl)
-            output.left[i] = dry * input.left[i] + wet * yl
-            let yr = input.right[i] + fb * lineR.read(delay: d)
-            lineR.write(yr)
-            output.right[i] = dry * input.right[i] + wet * yr
+        parameters.renderStretches(frameCount: frameCount, changed: { self.parametersChanged() }) { offset, count in
+            let fb = parameters[Parameter.feedback], wet = parameters[Parameter.mix], dry = 1 - wet
+            let d = delayFrames
+            for i in offset..<(offset + count) {
+                let yl = input.left[i] + fb * lineL.read(delay: d)
+                lineL.write(yl)
+                output.left[i] = dry * input.left[i] + wet * yl
+                let yr = input.right[i] + fb * lineR.read(delay: d)
+                lineR.write(yr)
+                output.right[i] = dry * input.right[i] + wet * yr
+            }
         }
     }
 }
 
 /// An echo: a delay line with feedback through a damping low-pass, mixed with the dry signal.
-public final class DelayNode: AudioNode {
+public final class DelayNode: ParameterizedNode {
     /// Parameter identifiers.
     public enum Parameter {
         /// Echo time in milliseconds.
@@ -277,13 +263,12 @@ public final class DelayNode: AudioNode {
     }
     public let name = "Delay"
     public let inputBusCount = 1
-    private var table = ParameterTable([
+    public let parameters = NodeParameters([
         AudioParameterInfo(id: Parameter.time, name: "Time", range: 1...2000, unit: .milliseconds, defaultValue: 250),
         AudioParameterInfo(id: Parameter.feedback, name: "Feedback", range: 0...0.95, unit: .fraction, defaultValue: 0.35),
         AudioParameterInfo(id: Parameter.mix, name: "Mix", range: 0...1, unit: .fraction, defaultValue: 0.3),
         AudioParameterInfo(id: Parameter.damping, name: "Damping cutoff", range: 200...20_000, unit: .hertz, defaultValue: 8000),
     ])
-    public var parameterInfos: [AudioParameterInfo] { table.infos }
     private var sampleRate = 44_100.0
     private var lineL = DelayLine(), lineR = DelayLine()
     private var delayFrames = 1
@@ -292,15 +277,16 @@ public final class DelayNode: AudioNode {
 
     /// Creates a delay.
     public init(milliseconds: Float = 250, feedback: Float = 0.35, mix: Float = 0.3) {
-        _ = table.set(Parameter.time, milliseconds)
-        _ = table.set(Parameter.feedback, feedback)
-        _ = table.set(Parameter.mix, mix)
+        parameters.jump(Parameter.time, to: milliseconds)
+        parameters.jump(Parameter.feedback, to: feedback)
+        parameters.jump(Parameter.mix, to: mix)
     }
 
     deinit { lineL.free(); lineR.free() }
 
     public func prepare(sampleRate: Double, maximumFrameCount: Int) {
         self.sampleRate = sampleRate
+        parameters.prepare(sampleRate: sampleRate)
         let capacity = Int(sampleRate * 2.0) + 2
         lineL.allocate(capacity: capacity)
         lineR.allocate(capacity: capacity)
@@ -311,31 +297,26 @@ public final class DelayNode: AudioNode {
     public func reset() { lineL.clear(); lineR.clear(); dampL = 0; dampR = 0 }
 
     private func update() {
-        delayFrames = min(max(1, Int((Double(table[Parameter.time]) * sampleRate / 1000).rounded())), max(1, lineL.capacity))
-        dampCoefficient = Float(1 - exp(-2 * Double.pi * Double(table[Parameter.damping]) / sampleRate))
+        delayFrames = min(max(1, Int((Double(parameters[Parameter.time]) * sampleRate / 1000).rounded())), max(1, lineL.capacity))
+        dampCoefficient = Float(1 - exp(-2 * Double.pi * Double(parameters[Parameter.damping]) / sampleRate))
     }
 
-    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
-        guard scope == .global, table.set(id, value) else { return }
-        update()
-    }
-
-    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
-        scope == .global ? table.value(id) : nil
-    }
+    public func parametersChanged() { update() }
 
     public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
         let input = inputs[0]
-        let fb = table[Parameter.feedback], wet = table[Parameter.mix], dry = 1 - wet
-        let d = delayFrames, c = dampCoefficient
-        for i in 0..<frameCount {
-            let el = lineL.read(delay: d), er = lineR.read(delay: d)
-            dampL += (el - dampL) * c
-            dampR += (er - dampR) * c
-            lineL.write(input.left[i] + fb * dampL)
-            lineR.write(input.right[i] + fb * dampR)
-            output.left[i] = dry * input.left[i] + wet * el
-            output.right[i] = dry * input.right[i] + wet * er
+        parameters.renderStretches(frameCount: frameCount, changed: { self.parametersChanged() }) { offset, count in
+            let fb = parameters[Parameter.feedback], wet = parameters[Parameter.mix], dry = 1 - wet
+            let d = delayFrames, c = dampCoefficient
+            for i in offset..<(offset + count) {
+                let el = lineL.read(delay: d), er = lineR.read(delay: d)
+                dampL += (el - dampL) * c
+                dampR += (er - dampR) * c
+                lineL.write(input.left[i] + fb * dampL)
+                lineR.write(input.right[i] + fb * dampR)
+                output.left[i] = dry * input.left[i] + wet * el
+                output.right[i] = dry * input.right[i] + wet * er
+            }
         }
     }
 }

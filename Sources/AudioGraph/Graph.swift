@@ -8,6 +8,8 @@ public enum AudioGraphError: Error, Equatable, CustomStringConvertible {
     case outputCount(Int)
     /// The connections form a cycle through the listed node.
     case cycle(UInt32)
+    /// The node has no parameter with that name.
+    case unknownParameter(node: UInt32, name: String)
 
     public var description: String {
         switch self {
@@ -15,6 +17,7 @@ public enum AudioGraphError: Error, Equatable, CustomStringConvertible {
         case .noSuchInput(let id, let bus): return "node \(id) has no input bus \(bus)"
         case .outputCount(let n): return "a graph needs exactly one output node, this one has \(n)"
         case .cycle(let id): return "the connections form a cycle through node \(id)"
+        case .unknownParameter(let id, let name): return "node \(id) has no parameter named '\(name)'"
         }
     }
 }
@@ -56,6 +59,14 @@ public final class AudioGraph {
     /// The node with identifier `id`.
     public func node(_ id: UInt32) -> (any AudioNode)? {
         nodes.first { $0.id == id }?.node
+    }
+
+    /// The identifier of the parameter called `name` (without regard to case) of node `node`:
+    /// how automation addresses a parameter by name.
+    public func parameterID(node: UInt32, named name: String) throws -> UInt32 {
+        guard let n = self.node(node) else { throw AudioGraphError.unknownNode(node) }
+        guard let info = n.parameterInfo(named: name) else { throw AudioGraphError.unknownParameter(node: node, name: name) }
+        return info.id
     }
 
     /// Feeds `source`'s output into `destination`'s input `bus`. Several sources on one bus
@@ -255,6 +266,8 @@ public final class CompiledGraph {
         case .midi(let m): node.receive(m, atFrame: frame)
         case .parameter(let id, let scope, let element, let value):
             node.setParameter(id, value: value, scope: scope, element: element)
+        case .parameterRamp(let id, let scope, let element, let ramp):
+            node.rampParameter(id, ramp: ramp, scope: scope, element: element)
         }
     }
 

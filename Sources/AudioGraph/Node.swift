@@ -1,3 +1,4 @@
+import Foundation
 import MIDI
 
 /// The unit a parameter's value is expressed in; hosts use it to display and edit values.
@@ -38,15 +39,19 @@ public struct AudioParameterInfo: Sendable, Hashable {
     public var defaultValue: Float
     /// The scope the parameter lives in: `.global` for most, `.input` for per-input mixer settings.
     public var scope: AudioParameterScope
+    /// Time constant in seconds of the glide a plain (unramped) change takes, so a jump does
+    /// not click; 0 changes the value at the event's frame. Ramps ignore it: they are exact.
+    public var smoothingSeconds: Double
 
     /// Creates a parameter description.
     public init(id: UInt32, name: String, range: ClosedRange<Float>, unit: AudioParameterUnit,
-                defaultValue: Float, scope: AudioParameterScope = .global) {
+                defaultValue: Float, smoothingSeconds: Double = 0, scope: AudioParameterScope = .global) {
         self.id = id
         self.name = name
         self.range = range
         self.unit = unit
         self.defaultValue = defaultValue
+        self.smoothingSeconds = smoothingSeconds
         self.scope = scope
     }
 
@@ -103,17 +108,30 @@ public struct StereoBuffer {
 
 /// A node of the audio graph: an instrument, an effect, a mixer or the output.
 ///
-/// The render contract (DESIGN.md section 4):
-/// - ``prepare(sampleRate:maximumFrameCount:)`` runs on the control side and may allocate;
-/// - ``render(startFrame:frameCount:inputs:output:)``, ``receive(_:)`` and
-///   ``setParameter(_:value:scope:element:)`` run on the audio thread during rendering and must
-///   not allocate, lock or do I/O.
+/// ## The real-time contract
+///
+/// Two threads call a node (DESIGN.md section 4), and what each may do differs:
+///
+/// - **Control side**: `init`, ``prepare(sampleRate:maximumFrameCount:)``, ``reset()`` and
+///   everything a program calls while the node is not being rendered. These may allocate,
+///   read files, take locks and throw. `prepare` allocates every buffer rendering will need,
+///   sized by `maximumFrameCount` (the largest `frameCount` a render call will ask for), and
+///   resets.
+/// - **Audio thread**: ``render(startFrame:frameCount:inputs:output:)``, ``receive(_:atFrame:)``,
+///   ``setParameter(_:value:scope:element:)`` and ``rampParameter(_:ramp:scope:element:)``.
+///   These must never allocate (no `Array` growth, no `String`, no class
+///   instances, no closures that escape), never take a lock, never wait, and never do I/O
+///   (no `print`, no files, no logging). A late render is an audible dropout. Whether a node
+///   keeps to this can be proved with the `TactusTestSupport` product's allocation check.
 ///
 /// A node never splits a block itself: the graph calls `render` for each stretch between
 /// event offsets and delivers the events in between. So that output does not depend on how a
 /// block is split, a node computes its state sample by sample, and anything it updates at a
 /// lower rate (envelopes, LFOs, coefficient smoothing) is updated on a grid of *absolute*
 /// frame numbers, which `startFrame` provides.
+///
+/// Most nodes need not write the parameter members: adopt ``ParameterizedNode`` and declare
+/// the parameters once in a ``NodeParameters``.
 public protocol AudioNode: AnyObject {
     /// A short name for listings and errors.
     var name: String { get }
@@ -132,6 +150,10 @@ public protocol AudioNode: AnyObject {
     func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32)
     /// The current value of a parameter, or nil for an unknown identifier.
     func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float?
+    /// Starts a ramp of a parameter at the frame the next `render` starts at: the value at
+    /// that frame is `ramp.value(atElapsed: ramp.elapsed)`, one frame later the next step, and
+    /// from `ramp.length - ramp.elapsed` frames on the ramp's end value.
+    func rampParameter(_ id: UInt32, ramp: ParameterRamp, scope: AudioParameterScope, element: UInt32)
     /// Takes a MIDI message at absolute frame `frame`: the frame the next `render` starts at.
     func receive(_ message: MIDIMessage, atFrame frame: Int64)
     /// Computes `frameCount` frames starting at absolute frame `startFrame` into `output`,
@@ -144,6 +166,10 @@ extension AudioNode {
     public var latencyFrames: Int { 0 }
     /// Nodes that are not instruments ignore MIDI.
     public func receive(_ message: MIDIMessage, atFrame frame: Int64) {}
+    /// A node that cannot follow a ramp jumps to its end value at once.
+    public func rampParameter(_ id: UInt32, ramp: ParameterRamp, scope: AudioParameterScope, element: UInt32) {
+        setParameter(id, value: ramp.end, scope: scope, element: element)
+    }
     /// Sets a global parameter.
     public func setParameter(_ id: UInt32, value: Float) {
         setParameter(id, value: value, scope: .global, element: 0)
@@ -156,6 +182,10 @@ extension AudioNode {
     public func parameterInfo(_ id: UInt32, scope: AudioParameterScope = .global) -> AudioParameterInfo? {
         parameterInfos.first { $0.id == id && $0.scope == scope }
     }
+    /// The description of the parameter called `name` (compared without regard to case).
+    public func parameterInfo(named name: String) -> AudioParameterInfo? {
+        parameterInfos.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
 }
 
 /// Something the graph delivers to a node at an exact frame offset.
@@ -165,6 +195,8 @@ public enum NodeEvent: Sendable, Hashable {
     case midi(MIDIMessage)
     /// A parameter change.
     case parameter(id: UInt32, scope: AudioParameterScope, element: UInt32, value: Float)
+    /// A parameter ramp starting at the event's frame.
+    case parameterRamp(id: UInt32, scope: AudioParameterScope, element: UInt32, ramp: ParameterRamp)
 }
 
 /// An event addressed to a node of a compiled graph at a frame offset inside a render call.

@@ -1,36 +1,5 @@
 import Foundation
 
-/// Global parameter values of a node, with their descriptions: a small table indexed by
-/// parameter id (ids count from 0), so setting one on the audio thread is a store.
-public struct ParameterTable {
-    /// The descriptions, index = id.
-    public let infos: [AudioParameterInfo]
-    /// The current values, index = id.
-    public private(set) var values: [Float]
-
-    /// A table holding each parameter's default. Descriptions must have ids 0, 1, 2...
-    public init(_ infos: [AudioParameterInfo]) {
-        precondition(infos.enumerated().allSatisfy { UInt32($0.offset) == $0.element.id }, "parameter ids must count from 0")
-        self.infos = infos
-        values = infos.map(\.defaultValue)
-    }
-
-    /// Stores a clamped value; returns false for an unknown id.
-    public mutating func set(_ id: UInt32, _ value: Float) -> Bool {
-        guard Int(id) < infos.count else { return false }
-        values[Int(id)] = infos[Int(id)].clamp(value)
-        return true
-    }
-
-    /// The value of `id`, or nil when unknown.
-    public func value(_ id: UInt32) -> Float? {
-        Int(id) < values.count ? values[Int(id)] : nil
-    }
-
-    /// The value of a known parameter.
-    public subscript(_ id: UInt32) -> Float { values[Int(id)] }
-}
-
 /// A value that glides towards its target by a fixed fraction per sample: parameter changes
 /// start at their exact frame without a step (zipper noise). Per-sample, so it does not
 /// depend on how blocks are split.

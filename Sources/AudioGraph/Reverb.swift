@@ -2,7 +2,7 @@ import Foundation
 
 /// A stereo room reverb after Jezar's Freeverb: eight damped feedback combs in parallel and four
 /// all-pass filters in series per channel, with the right channel's delays spread a little.
-public final class ReverbNode: AudioNode {
+public final class ReverbNode: ParameterizedNode {
     /// Parameter identifiers.
     public enum Parameter {
         /// Size of the room: longer decay as it grows.
@@ -18,14 +18,13 @@ public final class ReverbNode: AudioNode {
     }
     public let name = "Reverb"
     public let inputBusCount = 1
-    private var table = ParameterTable([
+    public let parameters = NodeParameters([
         AudioParameterInfo(id: Parameter.roomSize, name: "Room size", range: 0...1, unit: .fraction, defaultValue: 0.6),
         AudioParameterInfo(id: Parameter.damping, name: "Damping", range: 0...1, unit: .fraction, defaultValue: 0.4),
         AudioParameterInfo(id: Parameter.wet, name: "Wet level", range: 0...1, unit: .fraction, defaultValue: 0.25),
         AudioParameterInfo(id: Parameter.dry, name: "Dry level", range: 0...1, unit: .fraction, defaultValue: 1),
         AudioParameterInfo(id: Parameter.width, name: "Width", range: 0...1, unit: .fraction, defaultValue: 1),
     ])
-    public var parameterInfos: [AudioParameterInfo] { table.infos }
 
     private static let combTunings = [1116, 1188, 1277, 1356, 1422, 1491, 1557, 1617]
     private static let allPassTunings = [556, 441, 341, 225]
@@ -48,10 +47,10 @@ public final class ReverbNode: AudioNode {
 
     /// Creates a reverb.
     public init(roomSize: Float = 0.6, damping: Float = 0.4, wet: Float = 0.25, dry: Float = 1) {
-        _ = table.set(Parameter.roomSize, roomSize)
-        _ = table.set(Parameter.damping, damping)
-        _ = table.set(Parameter.wet, wet)
-        _ = table.set(Parameter.dry, dry)
+        parameters.jump(Parameter.roomSize, to: roomSize)
+        parameters.jump(Parameter.damping, to: damping)
+        parameters.jump(Parameter.wet, to: wet)
+        parameters.jump(Parameter.dry, to: dry)
         update()
     }
 
@@ -107,27 +106,24 @@ public final class ReverbNode: AudioNode {
     }
 
     private func update() {
-        feedback = table[Parameter.roomSize] * 0.28 + 0.7
-        damp1 = table[Parameter.damping] * 0.4
+        feedback = parameters[Parameter.roomSize] * 0.28 + 0.7
+        damp1 = parameters[Parameter.damping] * 0.4
         damp2 = 1 - damp1
-        let wet = table[Parameter.wet] * 3, width = table[Parameter.width]
+        let wet = parameters[Parameter.wet] * 3, width = parameters[Parameter.width]
         wet1 = wet * (width / 2 + 0.5)
         wet2 = wet * ((1 - width) / 2)
-        dryGain = table[Parameter.dry]
+        dryGain = parameters[Parameter.dry]
     }
 
-    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
-        guard scope == .global, table.set(id, value) else { return }
-        update()
-    }
-
-    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
-        scope == .global ? table.value(id) : nil
-    }
+    public func parametersChanged() { update() }
 
     /// Filter by filter over the whole call (each filter's state stays in registers), which
     /// gives exactly the same samples as running all filters sample by sample.
     public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        renderFollowingParameters(startFrame: startFrame, frameCount: frameCount, inputs: inputs, output: output, renderSteady: { self.renderSteady(startFrame: $0, frameCount: $1, inputs: $2, output: $3) })
+    }
+
+    private func renderSteady(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
         guard let rings, let lengths, let positions, let combStore,
               let x = scratchInput, let sumL = scratchL, let sumR = scratchR else {
             output.clear(frameCount: frameCount)

@@ -10,7 +10,7 @@ import MIDI
 /// recomputed every ``controlInterval`` frames on a grid of absolute frame numbers. Every voice
 /// lives in a pool allocated by ``prepare(sampleRate:maximumFrameCount:)``; nothing allocates
 /// while rendering.
-public final class GMSynthesizer: AudioNode {
+public final class GMSynthesizer: ParameterizedNode {
     /// Parameter identifiers.
     public enum Parameter {
         /// Output level in dB.
@@ -31,13 +31,12 @@ public final class GMSynthesizer: AudioNode {
 
     public let name = "GM Synthesizer"
     public let inputBusCount = 0
-    private var table = ParameterTable([
+    public let parameters = NodeParameters([
         AudioParameterInfo(id: Parameter.volume, name: "Volume", range: -60...12, unit: .decibels, defaultValue: 0),
         AudioParameterInfo(id: Parameter.voiceLimit, name: "Voice limit", range: 1...Float(maximumVoiceLimit), unit: .indexed, defaultValue: 64),
         AudioParameterInfo(id: Parameter.transpose, name: "Transpose", range: -48...48, unit: .generic, defaultValue: 0),
         AudioParameterInfo(id: Parameter.reverbLevel, name: "Reverb level", range: 0...1, unit: .fraction, defaultValue: 0.3),
     ])
-    public var parameterInfos: [AudioParameterInfo] { table.infos }
 
     private struct Channel {
         var program: UInt8 = 0
@@ -119,6 +118,7 @@ public final class GMSynthesizer: AudioNode {
 
     public func prepare(sampleRate: Double, maximumFrameCount: Int) {
         self.sampleRate = Float(sampleRate)
+        parameters.prepare(sampleRate: sampleRate)
         gainGlide = SmoothedValue.coefficient(seconds: 0.004, sampleRate: sampleRate)
         fadeStep = 1 / Float(0.003 * sampleRate)
         reverb.prepare(sampleRate: sampleRate, maximumFrameCount: Self.controlInterval)
@@ -135,19 +135,14 @@ public final class GMSynthesizer: AudioNode {
         activeCount = 0
         serial = 0
         position = 0
-        masterGain = decibelsToGain(table[Parameter.volume])
+        masterGain = decibelsToGain(parameters[Parameter.volume])
         reverb.reset()
-        reverb.setParameter(ReverbNode.Parameter.wet, value: table[Parameter.reverbLevel])
+        reverb.setParameter(ReverbNode.Parameter.wet, value: parameters[Parameter.reverbLevel])
     }
 
-    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
-        guard scope == .global, table.set(id, value) else { return }
-        masterGain = decibelsToGain(table[Parameter.volume])
-        reverb.setParameter(ReverbNode.Parameter.wet, value: table[Parameter.reverbLevel])
-    }
-
-    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
-        scope == .global ? table.value(id) : nil
+    public func parametersChanged() {
+        masterGain = decibelsToGain(parameters[Parameter.volume])
+        reverb.setParameter(ReverbNode.Parameter.wet, value: parameters[Parameter.reverbLevel])
     }
 
     /// Number of voices sounding (including ones fading out).
@@ -294,7 +289,7 @@ public final class GMSynthesizer: AudioNode {
 
     /// Steals voices until fewer than the limit count (one fewer when a note is about to start).
     private func enforceLimit(leavingRoomForOne: Bool) {
-        let limit = Int(table[Parameter.voiceLimit]) - (leavingRoomForOne ? 1 : 0)
+        let limit = Int(parameters[Parameter.voiceLimit]) - (leavingRoomForOne ? 1 : 0)
         while true {
             var counted = 0
             var victim = -1
@@ -337,7 +332,7 @@ public final class GMSynthesizer: AudioNode {
         if p.fixedFrequency > 0 {
             baseHz = p.fixedFrequency
         } else {
-            let key = Float(voices[i].key) + (voices[i].isDrum ? 0 : table[Parameter.transpose])
+            let key = Float(voices[i].key) + (voices[i].isDrum ? 0 : parameters[Parameter.transpose])
             baseHz = 440 * exp2((key - 69) / 12)
             semitones += ch.bend * ch.bendRange
         }
@@ -390,10 +385,17 @@ public final class GMSynthesizer: AudioNode {
     // MARK: Render
 
     public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        // Ramps step on the control grid the voices already update on.
+        renderFollowingParameters(startFrame: startFrame, frameCount: frameCount, inputs: inputs, output: output,
+                                  controlInterval: Self.controlInterval,
+                                  renderSteady: { self.renderSteady(startFrame: $0, frameCount: $1, inputs: $2, output: $3) })
+    }
+
+    private func renderSteady(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
         output.clear(frameCount: frameCount)
         var done = 0
         let interval = Int64(Self.controlInterval)
-        let reverbActive = table[Parameter.reverbLevel] > 0
+        let reverbActive = parameters[Parameter.reverbLevel] > 0
         while done < frameCount {
             let frame = startFrame + Int64(done)
             let intoGrid = Int(((frame % interval) + interval) % interval)

@@ -270,7 +270,7 @@ public final class Engine: @unchecked Sendable {
                     }
                     let target = Int(targets[cursor])
                     if target >= 0 && track(events[cursor].event, node: target, owner: UInt16(truncatingIfNeeded: events[cursor].track)) {
-                        eventBuffer[count] = GraphEvent(offset: offset, nodeIndex: target, event: events[cursor].event)
+                        eventBuffer[count] = GraphEvent(offset: offset, nodeIndex: target, event: atPlayRate(events[cursor].event))
                         count += 1
                     }
                     cursor += 1
@@ -431,7 +431,7 @@ public final class Engine: @unchecked Sendable {
             if count == eventCapacity { flush(count); count = 0 }
             let target = Int(targets[cursor])
             if target >= 0 && track(events[cursor].event, node: target, owner: UInt16(truncatingIfNeeded: events[cursor].track)) {
-                eventBuffer[count] = GraphEvent(offset: 0, nodeIndex: target, event: events[cursor].event)
+                eventBuffer[count] = GraphEvent(offset: 0, nodeIndex: target, event: atPlayRate(events[cursor].event))
                 count += 1
             }
             cursor += 1
@@ -459,10 +459,23 @@ public final class Engine: @unchecked Sendable {
             index += 1
             if count == eventCapacity { flush(count); count = 0 }
             guard track(e.event, node: e.nodeIndex, owner: 0xFFFF) else { continue }
-            eventBuffer[count] = e
+            eventBuffer[count] = GraphEvent(offset: e.offset, nodeIndex: e.nodeIndex, event: atPlayRate(e.event))
             count += 1
         }
         flush(count)
+    }
+
+    /// A ramp's lengths are song frames; nodes count output frames, so at a play rate other
+    /// than 1 the ramp is stretched or shrunk to last as long as the song time it covers.
+    @inline(__always)
+    private func atPlayRate(_ event: NodeEvent) -> NodeEvent {
+        guard rateStep != Engine.positionUnitsPerFrame, case .parameterRamp(let id, let scope, let element, var ramp) = event else {
+            return event
+        }
+        let unit = Engine.positionUnitsPerFrame
+        ramp.length = max(1, ceilDiv(ramp.length * unit, rateStep))
+        ramp.elapsed = min(ramp.length, ceilDiv(ramp.elapsed * unit, rateStep))
+        return .parameterRamp(id: id, scope: scope, element: element, ramp: ramp)
     }
 
     /// Delivers the first `count` buffered events at the current frame without rendering.

@@ -410,7 +410,8 @@ public final class Player {
     /// The events that bring every instrument to the song's state just before `frame`:
     /// per node and channel used by the schedule, a reset of all controllers, then the last
     /// bank select, program, controllers, RPN selection and data entry, pitch bend and channel
-    /// pressure before `frame`; then the last value of every automated parameter.
+    /// pressure before `frame`; then the last value of every automated parameter (a ramp still
+    /// running there resumes at its frame within the ramp).
     func chase(beforeFrame frame: Int64) -> ChaseSnapshot {
         struct ChannelState {
             var used = false
@@ -425,7 +426,7 @@ public final class Player {
         let nodes = engine.graph.nodes.count
         var channels = [ChannelState](repeating: ChannelState(), count: nodes * 16)
         struct ParameterKey: Hashable { var node: Int32; var id: UInt32; var scope: AudioParameterScope; var element: UInt32 }
-        var parameters: [ParameterKey: Float] = [:]
+        var parameters: [ParameterKey: NodeEvent] = [:]
         var parameterOrder: [ParameterKey] = []
         for (i, e) in schedule.events.enumerated() {
             let node = targets[i]
@@ -450,10 +451,23 @@ public final class Player {
                 case 0xD0: channels[slot].pressure = m
                 default: break
                 }
-            case .parameter(let id, let scope, let element, let value):
+            case .parameter(let id, let scope, let element, _):
                 guard e.frame < frame else { continue }
                 let key = ParameterKey(node: node, id: id, scope: scope, element: element)
-                if parameters.updateValue(value, forKey: key) == nil { parameterOrder.append(key) }
+                if parameters.updateValue(e.event, forKey: key) == nil { parameterOrder.append(key) }
+            case .parameterRamp(let id, let scope, let element, var ramp):
+                guard e.frame < frame else { continue }
+                let key = ParameterKey(node: node, id: id, scope: scope, element: element)
+                // A ramp still running at the target resumes where it is, on its own values.
+                let into = frame - e.frame
+                let chased: NodeEvent
+                if into < ramp.length {
+                    ramp.elapsed = into
+                    chased = .parameterRamp(id: id, scope: scope, element: element, ramp: ramp)
+                } else {
+                    chased = .parameter(id: id, scope: scope, element: element, value: ramp.end)
+                }
+                if parameters.updateValue(chased, forKey: key) == nil { parameterOrder.append(key) }
             }
         }
         var out: [GraphEvent] = []
@@ -482,8 +496,7 @@ public final class Player {
             if let pressure = state.pressure { out.append(GraphEvent(offset: 0, nodeIndex: node, event: .midi(pressure))) }
         }
         for key in parameterOrder {
-            out.append(GraphEvent(offset: 0, nodeIndex: Int(key.node),
-                                  event: .parameter(id: key.id, scope: key.scope, element: key.element, value: parameters[key]!)))
+            out.append(GraphEvent(offset: 0, nodeIndex: Int(key.node), event: parameters[key]!))
         }
         return ChaseSnapshot(events: out)
     }

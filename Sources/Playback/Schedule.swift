@@ -149,9 +149,19 @@ public final class Schedule: Sendable {
                                                    track: trackIndex, order: e.order, node: node, event: .midi(m)))
                     case .parameter(let p):
                         let scope = AudioParameterScope(rawValue: p.scope.rawValue) ?? .global
-                        list.append(ScheduledEvent(frame: frame(tick), rank: e.event.playbackRank,
-                                                   track: trackIndex, order: e.order, node: p.node,
-                                                   event: .parameter(id: p.parameter, scope: scope, element: p.element, value: p.value)))
+                        let start = frame(tick)
+                        let event: NodeEvent
+                        if let r = p.ramp {
+                            // Tick-exact ends: the ramp reaches its target on the frame of its end tick.
+                            let length = max(1, frame(tick + r.duration) - start)
+                            let shape = ParameterRampShape(rawValue: r.shape.rawValue) ?? .linear
+                            event = .parameterRamp(id: p.parameter, scope: scope, element: p.element,
+                                                   ramp: ParameterRamp(from: p.value, to: r.target, length: length, shape: shape))
+                        } else {
+                            event = .parameter(id: p.parameter, scope: scope, element: p.element, value: p.value)
+                        }
+                        list.append(ScheduledEvent(frame: start, rank: e.event.playbackRank,
+                                                   track: trackIndex, order: e.order, node: p.node, event: event))
                     case .user(let u):
                         users.append((ScheduledUserEvent(frame: frame(tick), tick: tick, track: trackIndex, data: u.data), e.order))
                     case .sysex, .meta:

@@ -19,7 +19,7 @@ import SoundFont
 ///
 /// The voices' reverb and chorus sends feed an internal ``ReverbNode`` and ``ChorusNode``,
 /// each with a level parameter; level 0 switches an effect off.
-public final class SamplerNode: AudioNode {
+public final class SamplerNode: ParameterizedNode {
     /// Parameter identifiers.
     public enum Parameter {
         /// Output level in dB; 0 dB is FluidSynth's level at its default gain of 0.2.
@@ -47,14 +47,13 @@ public final class SamplerNode: AudioNode {
 
     public let name = "Sampler"
     public let inputBusCount = 0
-    private var table = ParameterTable([
+    public let parameters = NodeParameters([
         AudioParameterInfo(id: Parameter.volume, name: "Volume", range: -60...12, unit: .decibels, defaultValue: 0),
         AudioParameterInfo(id: Parameter.voiceLimit, name: "Voice limit", range: 1...Float(maximumVoiceLimit), unit: .indexed,
                            defaultValue: 256),
         AudioParameterInfo(id: Parameter.reverbLevel, name: "Reverb level", range: 0...1, unit: .fraction, defaultValue: 0.9),
         AudioParameterInfo(id: Parameter.chorusLevel, name: "Chorus level", range: 0...10, unit: .generic, defaultValue: 2),
     ])
-    public var parameterInfos: [AudioParameterInfo] { table.infos }
 
     /// The bank the sampler plays.
     public let bank: SoundFontBank
@@ -216,6 +215,7 @@ public final class SamplerNode: AudioNode {
 
     public func prepare(sampleRate: Double, maximumFrameCount: Int) {
         self.sampleRate = sampleRate
+        parameters.prepare(sampleRate: sampleRate)
         fadeFrames = max(1, Int((0.003 * sampleRate).rounded()))
         freeSendBuffers()
         sendFrames = max(1, maximumFrameCount)
@@ -265,19 +265,12 @@ public final class SamplerNode: AudioNode {
     }
 
     private func applyParameters() {
-        masterGain = Self.baseGain * decibelsToGain(table[Parameter.volume])
-        reverb.setParameter(ReverbNode.Parameter.wet, value: table[Parameter.reverbLevel])
-        chorus.setParameter(ChorusNode.Parameter.level, value: table[Parameter.chorusLevel])
+        masterGain = Self.baseGain * decibelsToGain(parameters[Parameter.volume])
+        reverb.setParameter(ReverbNode.Parameter.wet, value: parameters[Parameter.reverbLevel])
+        chorus.setParameter(ChorusNode.Parameter.level, value: parameters[Parameter.chorusLevel])
     }
 
-    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {
-        guard scope == .global, table.set(id, value) else { return }
-        applyParameters()
-    }
-
-    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? {
-        scope == .global ? table.value(id) : nil
-    }
+    public func parametersChanged() { applyParameters() }
 
     /// Number of voices sounding, including ones fading out after a steal.
     public var activeVoiceCount: Int {
@@ -760,7 +753,7 @@ public final class SamplerNode: AudioNode {
     /// Steals voices until fewer than the limit are counted (one fewer when a voice is about
     /// to start).
     private func enforceLimit(leavingRoomForOne: Bool) {
-        let limit = Int(table[Parameter.voiceLimit]) - (leavingRoomForOne ? 1 : 0)
+        let limit = Int(parameters[Parameter.voiceLimit]) - (leavingRoomForOne ? 1 : 0)
         var counted = 0
         forEachActive { i in if voices[i].isCounted { counted += 1 } }
         while counted > limit {
@@ -943,10 +936,18 @@ public final class SamplerNode: AudioNode {
     // MARK: Render
 
     public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        // Ramps of volume and send levels step every 32 frames: a render call has a fixed cost
+        // (effect sends, voice groups) too high to pay per frame.
+        renderFollowingParameters(startFrame: startFrame, frameCount: frameCount, inputs: inputs, output: output,
+                                  controlInterval: 32,
+                                  renderSteady: { self.renderSteady(startFrame: $0, frameCount: $1, inputs: $2, output: $3) })
+    }
+
+    private func renderSteady(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
         output.clear(frameCount: frameCount)
         guard let reverbSend = reverbSendBuffer, let chorusSend = chorusSendBuffer, let wet else { return }
-        let reverbOn = table[Parameter.reverbLevel] > 0
-        let chorusOn = table[Parameter.chorusLevel] > 0
+        let reverbOn = parameters[Parameter.reverbLevel] > 0
+        let chorusOn = parameters[Parameter.chorusLevel] > 0
         let interval = Int64(Self.controlInterval)
         var done = 0
         while done < frameCount {

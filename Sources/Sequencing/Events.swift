@@ -150,26 +150,89 @@ public enum ParameterScope: UInt8, Hashable, Sendable, Codable {
     case global = 0, input = 1, output = 2, group = 3
 }
 
-/// Parameter automation: sets a parameter of a node of the audio graph.
+/// The curve of a parameter ramp.
+public enum RampShape: UInt8, Hashable, Sendable, CaseIterable {
+    /// Equal steps per frame.
+    case linear = 0
+    /// Equal ratios per frame (for frequencies and gains); linear when the two values differ
+    /// in sign or one is zero.
+    case exponential = 1
+}
+
+/// Parameter automation: sets a parameter of a node of the audio graph, and optionally ramps it
+/// from there.
 public struct ParameterEvent: Hashable, Sendable {
+    /// A ramp that starts at the event: from ``ParameterEvent/value`` to `target` over
+    /// `duration` ticks, reaching `target` exactly at the frame of the event's tick plus `duration`.
+    public struct Ramp: Hashable, Sendable {
+        /// The value the ramp ends on.
+        public var target: Float
+        /// Length in ticks (at least 1).
+        public var duration: Int64
+        /// The curve.
+        public var shape: RampShape
+
+        /// Creates a ramp.
+        public init(to target: Float, duration: Int64, shape: RampShape = .linear) {
+            self.target = target
+            self.duration = max(1, duration)
+            self.shape = shape
+        }
+    }
+
     /// The node's identifier in the graph.
     public var node: UInt32
     /// The parameter's identifier within the node.
     public var parameter: UInt32
     /// The element (bus or channel) within the scope.
     public var element: UInt32
-    /// The new value, in the parameter's unit.
+    /// The new value, in the parameter's unit (a ramp's start value).
     public var value: Float
-    /// The scope of the parameter (stored last so the struct packs into 17 bytes).
+    /// The scope of the parameter.
     public var scope: ParameterScope
+    /// The ramp from `value` on, or nil for a plain change.
+    public var ramp: Ramp?
 
     /// Creates a parameter event.
-    public init(node: UInt32, parameter: UInt32, scope: ParameterScope = .global, element: UInt32 = 0, value: Float) {
+    public init(node: UInt32, parameter: UInt32, scope: ParameterScope = .global, element: UInt32 = 0, value: Float,
+                ramp: Ramp? = nil) {
         self.node = node
         self.parameter = parameter
         self.scope = scope
         self.element = element
         self.value = value
+        self.ramp = ramp
+    }
+
+    /// Creates a parameter event at `address`.
+    public init(_ address: ParameterAddress, value: Float, ramp: Ramp? = nil) {
+        self.init(node: address.node, parameter: address.parameter, scope: address.scope, element: address.element,
+                  value: value, ramp: ramp)
+    }
+
+    /// Where the event goes.
+    public var address: ParameterAddress {
+        ParameterAddress(node: node, parameter: parameter, scope: scope, element: element)
+    }
+}
+
+/// One parameter of one node of the audio graph: what automation addresses.
+public struct ParameterAddress: Hashable, Sendable {
+    /// The node's identifier in the graph.
+    public var node: UInt32
+    /// The parameter's identifier within the node.
+    public var parameter: UInt32
+    /// The scope of the parameter.
+    public var scope: ParameterScope
+    /// The element (bus or channel) within the scope.
+    public var element: UInt32
+
+    /// Creates an address.
+    public init(node: UInt32, parameter: UInt32, scope: ParameterScope = .global, element: UInt32 = 0) {
+        self.node = node
+        self.parameter = parameter
+        self.scope = scope
+        self.element = element
     }
 }
 
@@ -193,8 +256,9 @@ public enum SequenceEvent: Hashable, Sendable {
     case sysex(SysexEvent)
     /// A meta event.
     case meta(MetaEvent)
-    /// Parameter automation.
-    case parameter(ParameterEvent)
+    /// Parameter automation. Boxed: parameter events are rare, and keeping the payload out of
+    /// line holds ``TimedEvent`` at a 32-byte stride.
+    indirect case parameter(ParameterEvent)
     /// An application event.
     case user(UserEvent)
 
