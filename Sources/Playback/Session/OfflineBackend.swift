@@ -8,7 +8,12 @@ import Synchronization
 /// would have played (``PlaybackSession`` drops the graph's look-ahead the same way for both).
 ///
 /// A WAV file is written to a temporary name next to `path` and renamed when the session ends
-/// normally or is stopped with drain; a stop without drain or a failure leaves no file.
+/// normally or is stopped with drain; a stop without drain or a failure leaves no file. A song
+/// that never ends (a loop forever) renders until the session is stopped.
+///
+/// Rendering runs on a thread of the backend's, which waits whenever it is a second ahead of
+/// the session's control side, so user events are all delivered, in order, however fast the
+/// render goes.
 public final class OfflineBackend: AudioBackend, @unchecked Sendable {
     /// Where the audio goes.
     public enum Destination: Sendable, Hashable {
