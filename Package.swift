@@ -21,7 +21,9 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI"]),
         .target(name: "AudioGraph", dependencies: ["MIDI"]),
-        .target(name: "SoundFont"),
+        // libvorbisfile, loaded at run time (SoundFont 3 samples): declarations and loader.
+        .target(name: "CVorbisFile"),
+        .target(name: "SoundFont", dependencies: ["CVorbisFile"]),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
         .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI"]),

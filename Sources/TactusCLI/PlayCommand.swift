@@ -182,6 +182,7 @@ struct PlayCommand: ParsableCommand {
         let midiOut = try PortTrackOutput.make(routes: portTracks, sequence: &sequence, file: file)
 
         let choice = try instrumentOptions.choose(input: input)
+        try choice.prepareSamples(for: sequence)
 
         // The device: one line naming it and pointing at render when there is none.
         let isFilePlugin = device.hasPrefix("file:")
@@ -235,6 +236,7 @@ struct PlayCommand: ParsableCommand {
         while true {
             player.service()
             midiOut?.service(player)
+            try choice.decodeRequestedSamples()
             if playInterrupted.load(ordering: .relaxed) { interrupted = true; break }
             if source.isFinished { break }
             if let error = output.error {

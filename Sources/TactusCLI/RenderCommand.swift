@@ -109,6 +109,7 @@ struct RenderSettings {
 /// same engine path as `tactus play`.
 func renderToWAV(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings,
                  transport plan: TransportPlan = TransportPlan()) throws {
+    try settings.instrument.prepareSamples(for: sequence)
 
     let writer: WAVWriter
     do {
