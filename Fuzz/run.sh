@@ -4,14 +4,14 @@
 #        FUZZ_RUNS=1000000 Fuzz/run.sh 0 [TARGET...]   (a number of executions instead of a time)
 # Prints each target's executions and exits non-zero when a target finds a crash, leaving the
 # input in Fuzz/findings/TARGET/. Seeds come from Songs/, ../shared/corpus/files and
-# Fuzz/seeds/ (fuzz-sf2 starts from the small hand-built banks in Fuzz/seeds/fuzz-sf2).
+# Fuzz/seeds/ (fuzz-sf2 and fuzz-sf3 start from the small hand-built banks in Fuzz/seeds/).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions fuzz-sf2)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions fuzz-sf2 fuzz-sf3)
 shared=${TACTUS_SHARED:-$root/../shared}
 
 cd "$here"

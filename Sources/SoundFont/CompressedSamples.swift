@@ -51,6 +51,7 @@ public final class SoundFontCompressedSamples: @unchecked Sendable {
     private let ranges: [Range<Int>]
     private let loops: [(start: Int, end: Int)]
     private let names: [String]
+    private let maximumFrameCount: Int
     private let slots: UnsafeMutablePointer<Atomic<UInt>>
     /// Serialises decoding batches (so a sample is decoded once) and keeps the total.
     private let batch = Mutex<Int>(0)
@@ -59,8 +60,10 @@ public final class SoundFontCompressedSamples: @unchecked Sendable {
     ///   - data: the `smpl` chunk's bytes, which `owner` keeps alive.
     ///   - samples: the bank's sample headers; compressed ones hold byte offsets into `data`
     ///     as start and end, and loop points relative to the decoded sample.
-    init(data: UnsafeRawBufferPointer, owner: AnyObject, samples: [SoundFontSample]) {
+    ///   - maximumFrameCount: the most points one sample decodes to.
+    init(data: UnsafeRawBufferPointer, owner: AnyObject, samples: [SoundFontSample], maximumFrameCount: Int) {
         self.data = data
+        self.maximumFrameCount = max(1, maximumFrameCount)
         self.owner = owner
         sampleCount = samples.count
         var ranges: [Range<Int>] = []
@@ -166,7 +169,7 @@ public final class SoundFontCompressedSamples: @unchecked Sendable {
     private func decodeOne(_ index: Int) -> Result<Int, VorbisDecoder.Failure> {
         let range = ranges[index]
         let stream = UnsafeRawBufferPointer(rebasing: data[range])
-        switch VorbisDecoder.decodeMono(stream, headerBytes: Self.headerBytes) {
+        switch VorbisDecoder.decodeMono(stream, headerBytes: Self.headerBytes, maximumFrameCount: maximumFrameCount) {
         case .failure(let failure):
             slots[index].store(Self.failed, ordering: .releasing)
             return .failure(failure)

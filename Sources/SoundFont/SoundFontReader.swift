@@ -22,6 +22,10 @@ public struct SoundFontReadOptions: Sendable {
     public var maximumWarningCount: Int = 1000
     /// Make every warning an error.
     public var strict = false
+    /// Decode at most this many points of one compressed (SoundFont 3) sample (default 2^25,
+    /// 12.7 minutes at 44.1 kHz); a longer stream is cut there, so a hostile stream cannot make
+    /// the decoder allocate without bound.
+    public var maximumDecodedFramesPerSample: Int = 1 << 25
 
     /// Default limits, tolerant reading.
     public init() {}
@@ -155,7 +159,7 @@ public enum SoundFontReader {
         let fileName = path.split(separator: "/").last.map(String.init) ?? path
         do {
             let parsed = try parse(mapping.bytes, defaultName: fileName, options: options)
-            return parsed.makeFile(bytes: mapping.bytes, mapping: mapping)
+            return parsed.makeFile(bytes: mapping.bytes, mapping: mapping, options: options)
         } catch var error {
             error.path = path
             throw error
@@ -175,7 +179,7 @@ public enum SoundFontReader {
     /// the buffer may go away afterwards.
     public static func read(_ raw: UnsafeRawBufferPointer, name: String = "SoundFont", options: SoundFontReadOptions = SoundFontReadOptions()) throws(SoundFontError) -> SoundFontFile {
         let parsed = try parse(raw, defaultName: name, options: options)
-        return parsed.makeFile(bytes: raw, mapping: nil)
+        return parsed.makeFile(bytes: raw, mapping: nil, options: options)
     }
 
     static func parse(_ raw: UnsafeRawBufferPointer, defaultName: String, options: SoundFontReadOptions) throws(SoundFontError) -> ParsedBank {
@@ -199,7 +203,7 @@ struct ParsedBank {
     /// Bytes in `smpl` (SoundFont 3 samples are byte ranges of it).
     var smplByteCount: Int
 
-    func makeFile(bytes: UnsafeRawBufferPointer, mapping: MappedFile?) -> SoundFontFile {
+    func makeFile(bytes: UnsafeRawBufferPointer, mapping: MappedFile?, options: SoundFontReadOptions) -> SoundFontFile {
         let data: SoundFontSampleData
         let storage: SoundFontBank.SampleStorage
         if let mapping, wordsOffset % MemoryLayout<Int16>.alignment == 0, isLittleEndianHost {
@@ -223,10 +227,11 @@ struct ParsedBank {
             if let mapping {
                 compressed = SoundFontCompressedSamples(
                     data: UnsafeRawBufferPointer(rebasing: bytes[wordsOffset..<wordsOffset + smplByteCount]),
-                    owner: mapping, samples: samples)
+                    owner: mapping, samples: samples, maximumFrameCount: options.maximumDecodedFramesPerSample)
             } else {
                 let copy = CopiedBytes(UnsafeRawBufferPointer(rebasing: bytes[wordsOffset..<wordsOffset + smplByteCount]))
-                compressed = SoundFontCompressedSamples(data: copy.bytes, owner: copy, samples: samples)
+                compressed = SoundFontCompressedSamples(data: copy.bytes, owner: copy, samples: samples,
+                                                        maximumFrameCount: options.maximumDecodedFramesPerSample)
             }
         }
         let bank = SoundFontBank(name: name, presets: presets, samples: samples, sampleData: data, storage: storage,

@@ -7,11 +7,6 @@ public enum VorbisDecoder {
     public static let libraryName = "libvorbisfile.so.3"
     /// The Debian package that installs ``libraryName``.
     public static let debianPackage = "libvorbisfile3"
-    /// The most frames one stream may decode to: 2^25 (12.7 minutes at 44.1 kHz, 64 MiB of
-    /// 16-bit points). Longer streams are cut here, so a hostile length field cannot make the
-    /// decoder allocate without bound.
-    public static let maximumFrameCount = 1 << 25
-
     /// True when libvorbisfile can be loaded on this machine.
     public static var isAvailable: Bool { tactus_vorbis_load() == 0 }
 
@@ -50,8 +45,9 @@ public enum VorbisDecoder {
     /// Decodes the mono stream in `bytes` to signed 16-bit points exactly as libvorbisfile's
     /// `ov_read` gives them (scaled by 32768, rounded, clipped). The result is allocated with
     /// room for `headerBytes` in front of the points (callers keep a header there); `count` is
-    /// the number of points. The caller owns (and deallocates) the memory.
-    static func decodeMono(_ bytes: UnsafeRawBufferPointer, headerBytes: Int) -> Result<(memory: UnsafeMutableRawPointer, count: Int), Failure> {
+    /// the number of points, at most `maximumFrameCount` (a longer stream is cut). The caller
+    /// owns (and deallocates) the memory.
+    static func decodeMono(_ bytes: UnsafeRawBufferPointer, headerBytes: Int, maximumFrameCount: Int) -> Result<(memory: UnsafeMutableRawPointer, count: Int), Failure> {
         guard tactus_vorbis_load() == 0 else { return .failure(.libraryUnavailable) }
         guard let base = bytes.baseAddress, bytes.count > 0 else { return .failure(.notVorbis(code: -132)) }
         var opened: OpaquePointer?
