@@ -113,11 +113,6 @@ public final class SoundFontCompressedSamples: @unchecked Sendable {
                              loopEnd: header.load(fromByteOffset: 16, as: Int.self))
     }
 
-    /// True when every compressed sample among `indices` has been decoded or has failed.
-    public func isSettled(_ indices: some Sequence<Int>) -> Bool {
-        indices.allSatisfy { !isCompressed($0) || slots[$0].load(ordering: .acquiring) != Self.notDecoded }
-    }
-
     /// Bytes of decoded points held so far.
     public var decodedByteCount: Int { batch.withLock { $0 } }
 

@@ -8,7 +8,7 @@ import SoundFont
 /// Options `tactus render` and `tactus play` share to choose what plays the tracks.
 struct InstrumentOptions: ParsableArguments {
     @Option(name: .customLong("soundfont"),
-            help: ArgumentHelp("Play with this SoundFont 2 bank (else $TACTUS_SOUNDFONT, else a bank at a standard path, else the built-in synthesizer).",
+            help: ArgumentHelp("Play with this SoundFont 2 or 3 bank (else $TACTUS_SOUNDFONT, else a bank at a standard path, else the built-in synthesizer).",
                                valueName: "FILE"))
     var soundFont: String?
 
