@@ -13,7 +13,7 @@
 #   Benchmarks/sf3_start.sh [SONG.mid] [SOUNDFONT]
 #   (defaults: ../shared/corpus/files/openmsx/<first file>, /usr/share/sounds/sf3/MuseScore_General_Lite.sf3)
 # Needs: fluidsynth, libfluidsynth-dev (fs_render), musescore-general-soundfont-small,
-# libvorbisfile3. Environment: RUNS=3, CORE=0.
+# libvorbisfile3. Environment: RUNS=3, CORE=0, BUILD=0 uses the release binaries as they are.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=$ROOT/../shared
@@ -30,9 +30,11 @@ pkg-config --exists fluidsynth || { echo "libfluidsynth-dev is not installed (ne
 WORK=$(mktemp -d /tmp/tactus-sf3-start.XXXXXX)
 OUT=/dev/shm/tactus-sf3-start-$$.wav
 trap 'rm -rf "$WORK" "$OUT"' EXIT
-for product in tactus tactus-render-benchmark; do
-  (cd "$ROOT" && swift build -c release --product "$product" >&2) || exit 2
-done
+if [ "${BUILD:-1}" = 1 ]; then
+  for product in tactus tactus-render-benchmark; do
+    (cd "$ROOT" && swift build -c release --product "$product" >&2) || exit 2
+  done
+fi
 BIN=$(cd "$ROOT" && swift build -c release --show-bin-path)
 cc -O2 -o "$WORK/fs_render" "$SHARED/bench/anchors/fs_render.c" $(pkg-config --cflags --libs fluidsynth) || exit 2
 

@@ -15,6 +15,8 @@ targets=("$@")
 shared=${TACTUS_SHARED:-$root/../shared}
 
 cd "$here"
+# Leaks inside system libraries Tactus cannot fix are listed (with why) in lsan.supp.
+export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 # `--sanitize fuzzer` makes SwiftPM link libFuzzer's main; the joined -sanitize=fuzzer,address
 # is what instruments: the Swift driver forwards only the last of several -sanitize flags to
 # the compiler, so `--sanitize fuzzer --sanitize address` builds without coverage counters.

@@ -328,7 +328,7 @@ public final class SamplerNode: AudioNode {
     private func selectPreset(_ c: Int) {
         let bank = c == 9 ? 128 : Int(channels[c].bankMSB)
         channels[c].preset = Int32(compiled.preset(bank: bank, program: Int(channels[c].program)))
-        sampleRequests?.ask(Int(channels[c].preset))
+        sampleRequests?.ask(Int(channels[c].preset), evenIfPrepared: false)
     }
 
     private func controlChange(channel c: Int, controller: UInt8, value: UInt8) {
@@ -570,7 +570,10 @@ public final class SamplerNode: AudioNode {
         // A compressed sample plays once it is decoded; until then the region is silent.
         var decoded: DecodedSample?
         if compiled.samples[sampleIndex].compressed {
-            guard let d = compiled.compressed?.decoded(sampleIndex) else { return }
+            guard let d = compiled.compressed?.decoded(sampleIndex) else {
+                sampleRequests?.ask(Int(channels[c].preset), evenIfPrepared: true)
+                return
+            }
             decoded = d
         } else if compiled.words == nil {
             return

@@ -25,10 +25,13 @@ final class PresetSampleRequests: @unchecked Sendable {
         wanted.deallocate()
     }
 
-    /// Called on the audio thread when a channel selects `preset`.
+    /// Called on the audio thread when a channel selects `preset` (`evenIfPrepared` false: a
+    /// preset prepared for the song is not asked for again) or a note of it finds a sample not
+    /// decoded (`evenIfPrepared` true: the song's preparation left that region out).
     @inline(__always)
-    func ask(_ preset: Int) {
-        guard preset >= 0, preset < count, !ready[preset].load(ordering: .relaxed) else { return }
+    func ask(_ preset: Int, evenIfPrepared: Bool) {
+        guard preset >= 0, preset < count else { return }
+        if !evenIfPrepared && ready[preset].load(ordering: .relaxed) { return }
         wanted[preset].store(true, ordering: .releasing)
     }
 
@@ -37,9 +40,9 @@ final class PresetSampleRequests: @unchecked Sendable {
         ready[preset].store(true, ordering: .releasing)
     }
 
-    /// The presets asked for and not ready, clearing the requests.
+    /// The presets asked for, clearing the requests.
     func takeWanted() -> [Int] {
-        (0..<count).filter { wanted[$0].exchange(false, ordering: .acquiring) && !ready[$0].load(ordering: .acquiring) }
+        (0..<count).filter { wanted[$0].exchange(false, ordering: .acquiring) }
     }
 }
 
@@ -63,13 +66,32 @@ extension SamplerNode {
         }
     }
 
+    /// A note a song plays, with its channel's program choice: what decides which regions
+    /// (and so which samples) sound.
+    public struct PlayedNote: Hashable, Sendable {
+        /// The program choice in force.
+        public var selection: ProgramSelection
+        /// The key.
+        public var key: UInt8
+        /// The note-on velocity (1-127).
+        public var velocity: UInt8
+
+        /// Creates a played note.
+        public init(selection: ProgramSelection, key: UInt8, velocity: UInt8) {
+            self.selection = selection
+            self.key = key
+            self.velocity = velocity
+        }
+    }
+
     /// True when the bank has Ogg Vorbis compressed samples (SoundFont 3), which must be
     /// decoded before they sound.
     public var hasCompressedSamples: Bool { compiled.compressed != nil }
 
     /// Decodes, off the audio thread, the compressed samples (SoundFont 3) of every preset the
-    /// `selections` reach and of every channel's initial preset, so the notes of a song sound
-    /// from its first block. Samples of other presets stay compressed; a bank without
+    /// `selections` reach, so the notes of a song sound from its first block (see
+    /// `MusicSequence.samplerProgramSelections()`). Samples of other presets stay compressed;
+    /// a bank without
     /// compressed samples needs nothing and returns at once. Decoding runs in parallel on the
     /// machine's cores. Returns a warning for each sample that failed to decode (it is silent).
     /// - Throws: ``SoundFontErrorReason/libraryUnavailable(library:package:detail:)`` when
@@ -78,11 +100,40 @@ extension SamplerNode {
     public func prepareSamples(for selections: some Sequence<ProgramSelection>) throws(SoundFontError) -> [SoundFontWarning] {
         guard compiled.compressed != nil else { return [] }
         var presets = Set<Int>()
-        for c in 0..<16 { presets.insert(compiled.preset(bank: c == 9 ? 128 : 0, program: 0)) }
         for s in selections {
             presets.insert(compiled.preset(bank: s.channel == 9 ? 128 : Int(s.bankMSB), program: Int(s.program)))
         }
         return try decodePresets(presets.filter { $0 >= 0 }.sorted())
+    }
+
+    /// Decodes, off the audio thread, the compressed samples (SoundFont 3) of just the regions
+    /// `notes` play (key and velocity inside the region's ranges): the least a song needs. A
+    /// note outside them while playing (live input, an edit) finds its sample missing, is
+    /// silent, and asks for its whole preset (see ``decodeRequestedSamples()``).
+    /// - Throws: as ``prepareSamples(for:)``.
+    @discardableResult
+    public func prepareSamples(forNotes notes: some Sequence<PlayedNote>) throws(SoundFontError) -> [SoundFontWarning] {
+        guard let store = compiled.compressed else { return [] }
+        var samples = Set<Int>()
+        var presets = Set<Int>()
+        for note in notes {
+            let s = note.selection
+            let p = compiled.preset(bank: s.channel == 9 ? 128 : Int(s.bankMSB), program: Int(s.program))
+            guard p >= 0 else { continue }
+            presets.insert(p)
+            let (start, count) = compiled.presetRegions[p]
+            for r in Int(start)..<Int(start + count) {
+                let region = compiled.regions[r]
+                if note.key >= region.keyLow, note.key <= region.keyHigh,
+                   note.velocity >= region.velocityLow, note.velocity <= region.velocityHigh {
+                    samples.insert(Int(region.sampleIndex))
+                }
+            }
+        }
+        let warnings = try store.decode(samples.sorted())
+        // The song's program changes need not ask for these presets again.
+        for p in presets { sampleRequests?.markReady(p) }
+        return warnings
     }
 
     /// Decodes the samples of the presets that program changes selected while playing (live

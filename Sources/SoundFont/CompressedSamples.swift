@@ -52,6 +52,7 @@ public final class SoundFontCompressedSamples: @unchecked Sendable {
     private let loops: [(start: Int, end: Int)]
     private let names: [String]
     private let maximumFrameCount: Int
+    private let threadCount: Int
     private let slots: UnsafeMutablePointer<Atomic<UInt>>
     /// Serialises decoding batches (so a sample is decoded once) and keeps the total.
     private let batch = Mutex<Int>(0)
@@ -61,8 +62,10 @@ public final class SoundFontCompressedSamples: @unchecked Sendable {
     ///   - samples: the bank's sample headers; compressed ones hold byte offsets into `data`
     ///     as start and end, and loop points relative to the decoded sample.
     ///   - maximumFrameCount: the most points one sample decodes to.
-    init(data: UnsafeRawBufferPointer, owner: AnyObject, samples: [SoundFontSample], maximumFrameCount: Int) {
+    ///   - threadCount: threads decoding at once; nil for one per core.
+    init(data: UnsafeRawBufferPointer, owner: AnyObject, samples: [SoundFontSample], maximumFrameCount: Int, threadCount: Int?) {
         self.data = data
+        self.threadCount = max(1, threadCount ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         self.maximumFrameCount = max(1, maximumFrameCount)
         self.owner = owner
         sampleCount = samples.count
@@ -135,16 +138,21 @@ public final class SoundFontCompressedSamples: @unchecked Sendable {
             }
             let results = BatchResults(count: pending.count)
             let next = Atomic<Int>(0)
-            let workers = min(pending.count, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
-            DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            let work: @Sendable (Int) -> Void = { _ in
                 while true {
                     let n = next.wrappingAdd(1, ordering: .relaxed).oldValue
                     guard n < pending.count else { return }
-                    switch decodeOne(pending[n]) {
+                    switch self.decodeOne(pending[n]) {
                     case .success(let bytes): results.sizes[n] = bytes
                     case .failure(let failure): results.failures[n] = failure
                     }
                 }
+            }
+            let workers = min(pending.count, threadCount)
+            if workers == 1 {
+                work(0)
+            } else {
+                DispatchQueue.concurrentPerform(iterations: workers, execute: work)
             }
             total += results.sizes.reduce(0, +)
             let failures = results.failures

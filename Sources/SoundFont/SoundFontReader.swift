@@ -26,6 +26,8 @@ public struct SoundFontReadOptions: Sendable {
     /// 12.7 minutes at 44.1 kHz); a longer stream is cut there, so a hostile stream cannot make
     /// the decoder allocate without bound.
     public var maximumDecodedFramesPerSample: Int = 1 << 25
+    /// Threads that decode compressed samples at once (default: one per online core).
+    public var decodingThreadCount: Int?
 
     /// Default limits, tolerant reading.
     public init() {}
@@ -227,11 +229,13 @@ struct ParsedBank {
             if let mapping {
                 compressed = SoundFontCompressedSamples(
                     data: UnsafeRawBufferPointer(rebasing: bytes[wordsOffset..<wordsOffset + smplByteCount]),
-                    owner: mapping, samples: samples, maximumFrameCount: options.maximumDecodedFramesPerSample)
+                    owner: mapping, samples: samples, maximumFrameCount: options.maximumDecodedFramesPerSample,
+                    threadCount: options.decodingThreadCount)
             } else {
                 let copy = CopiedBytes(UnsafeRawBufferPointer(rebasing: bytes[wordsOffset..<wordsOffset + smplByteCount]))
                 compressed = SoundFontCompressedSamples(data: copy.bytes, owner: copy, samples: samples,
-                                                        maximumFrameCount: options.maximumDecodedFramesPerSample)
+                                                        maximumFrameCount: options.maximumDecodedFramesPerSample,
+                                                        threadCount: options.decodingThreadCount)
             }
         }
         let bank = SoundFontBank(name: name, presets: presets, samples: samples, sampleData: data, storage: storage,

@@ -46,7 +46,7 @@ extension InstrumentChoice {
     func prepareSamples(for sequence: MusicSequence) throws {
         guard case .sampler(let sampler) = instrument, sampler.hasCompressedSamples else { return }
         do {
-            let warnings = try sampler.prepareSamples(for: sequence.samplerProgramSelections())
+            let warnings = try sampler.prepareSamples(forNotes: sequence.samplerPlayedNotes())
             printBankWarnings(warnings)
         } catch {
             throw reportSampleError(error)

@@ -43,7 +43,7 @@ struct SoundFont3SamplerTests {
     /// The first quarter of little-waltz, interleaved stereo.
     func render(_ sampler: SamplerNode, blockSize: Int, prepare: Bool = true) throws -> [Float] {
         let sequence = try SMFReader.read(contentsOf: Self.song).makeSequence()
-        if prepare { #expect(try sampler.prepareSamples(for: sequence.samplerProgramSelections()).isEmpty) }
+        if prepare { #expect(try sampler.prepareSamples(forNotes: sequence.samplerPlayedNotes()).isEmpty) }
         let player = try Player.makeDefault(sequence: sequence, sampleRate: 44_100, maximumFrameCount: 4096,
                                             instrument: .sampler(sampler))
         player.setEnd(tick: sequence.length / 4)
@@ -116,7 +116,7 @@ struct SoundFont3SamplerTests {
             let rig = try SamplerRig(soundFont3, effects: true, maximumFrameCount: 512)
             try rig.sampler.prepareSamples(for: programs.enumerated().map {
                 SamplerNode.ProgramSelection(channel: UInt8($0.offset), bankMSB: 0, program: $0.element)
-            })
+            } + [SamplerNode.ProgramSelection(channel: 9, bankMSB: 0, program: 0)])
             return rig
         }
         var messages: [(frame: Int, message: MIDIMessage)] = []

@@ -12,6 +12,9 @@ public func fuzzSF3(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // A few kilobytes of Vorbis packets can describe minutes of audio: a lower cap keeps each
     // run short without skipping any code path.
     options.maximumDecodedFramesPerSample = 1 << 18
+    // Decoding on the fuzzer's thread: what a worker thread allocates is outside libFuzzer's
+    // per-input leak check.
+    options.decodingThreadCount = 1
     guard let file = try? SoundFontReader.read(UnsafeRawBufferPointer(start: data, count: size), options: options) else { return 0 }
     let bank = file.bank
     guard let store = bank.compressedSamples else { return 0 }
