@@ -47,9 +47,11 @@ for run in $(seq "$RUNS"); do
   line=$($RUN "$BIN/tactus-render-benchmark" --soundfont "$SF" "$SONG" | tail -1)
   tx_first+=("$(echo "$line" | sed -E 's/.*first block ([0-9.]+) ms.*/\1/')")
   tx_mem+=("$(echo "$line" | sed -E 's/.*peak memory ([0-9.]+) MB.*/\1/')")
-  read w m < <( { /usr/bin/time -f "%e %M" $RUN fluidsynth -ni -q -F "$OUT" -r 44100 "$SF" "$SONG" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+  /usr/bin/time -f "%e %M" -o "$WORK/time" $RUN fluidsynth -ni -q -F "$OUT" -r 44100 "$SF" "$SONG" >/dev/null 2>&1
+  read w m < "$WORK/time"
   fs_wall+=("$w"); fs_rss+=("$(python3 -c "print(round($m/1024, 1))")")
-  read w m < <( { /usr/bin/time -f "%e %M" $RUN "$BIN/tactus" render "$SONG" -o "$OUT" --soundfont "$SF" --quiet >/dev/null; } 2>&1 | tail -1)
+  /usr/bin/time -f "%e %M" -o "$WORK/time" $RUN "$BIN/tactus" render "$SONG" -o "$OUT" --soundfont "$SF" --quiet >/dev/null
+  read w m < "$WORK/time"
   tx_wall+=("$w"); tx_rss+=("$(python3 -c "print(round($m/1024, 1))")")
 done
 row() { printf '%-52s %12s %12s %10s\n' "$1" "$2" "$3" "$4"; }
