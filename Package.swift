@@ -38,7 +38,9 @@ let package = Package(
         .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "JACK", dependencies: ["CJACK", "Playback", "Sequencing"]),
         .target(name: "AudioGraph", dependencies: ["MIDI"]),
-        .target(name: "SoundFont"),
+        // libvorbisfile, loaded at run time (SoundFont 3 samples): declarations and loader.
+        .target(name: "CVorbisFile"),
+        .target(name: "SoundFont", dependencies: ["CVorbisFile"]),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
         .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont"]),

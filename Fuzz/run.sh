@@ -4,17 +4,19 @@
 #        FUZZ_RUNS=1000000 Fuzz/run.sh 0 [TARGET...]   (a number of executions instead of a time)
 # Prints each target's executions and exits non-zero when a target finds a crash, leaving the
 # input in Fuzz/findings/TARGET/. Seeds come from Songs/, ../shared/corpus/files and
-# Fuzz/seeds/ (fuzz-sf2 starts from the small hand-built banks in Fuzz/seeds/fuzz-sf2).
+# Fuzz/seeds/ (fuzz-sf2 and fuzz-sf3 start from the small hand-built banks in Fuzz/seeds/).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions fuzz-sf2)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions fuzz-sf2 fuzz-sf3)
 shared=${TACTUS_SHARED:-$root/../shared}
 
 cd "$here"
+# Leaks inside system libraries Tactus cannot fix are listed (with why) in lsan.supp.
+export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 # `--sanitize fuzzer` makes SwiftPM link libFuzzer's main; the joined -sanitize=fuzzer,address
 # is what instruments: the Swift driver forwards only the last of several -sanitize flags to
 # the compiler, so `--sanitize fuzzer --sanitize address` builds without coverage counters.

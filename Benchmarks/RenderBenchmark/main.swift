@@ -81,6 +81,9 @@ for file in files {
         if !reverb { sampler.setParameter(SamplerNode.Parameter.reverbLevel, value: 0) }
         if !chorus { sampler.setParameter(SamplerNode.Parameter.chorusLevel, value: 0) }
         if let polyphony { sampler.setParameter(SamplerNode.Parameter.voiceLimit, value: polyphony) }
+        // A SoundFont 3 bank decodes the samples of the song's presets first (counted in the
+        // time to the first block, as FluidSynth's decoding of the whole bank is in its).
+        try sampler.prepareSamples(forNotes: sequence.samplerPlayedNotes())
         instrument = .sampler(sampler)
     }
     let defaults = DefaultGraph(instrument: instrument)

@@ -32,6 +32,8 @@ struct CompiledSample {
     var sampleRate: Double
     var originalPitch: Int
     var pitchCorrection: Int
+    /// An Ogg Vorbis sample (SoundFont 3): its points and loop come from the decoded sample.
+    var compressed: Bool
 }
 
 /// A ``SoundFontBank`` turned into flat, immutable tables, built off the audio thread: a note-on
@@ -56,6 +58,10 @@ final class CompiledBank: @unchecked Sendable {
     let words: UnsafePointer<Int16>?
     let wordCount: Int
     let lowBytes: UnsafePointer<UInt8>?
+    /// The bank's compressed samples (SoundFont 3), decoded off the audio thread.
+    let compressed: SoundFontCompressedSamples?
+    /// Per preset: the distinct samples its regions play.
+    let presetSamples: [[Int]]
 
     static let lookupBanks = 129
     /// Velocity (linear, negative) to filter cutoff, switched by velocity: the default
@@ -120,7 +126,12 @@ final class CompiledBank: @unchecked Sendable {
                 sampleRate: Double(max(1, s.sampleRate)),
                 // 255 marks an unpitched sample; the specification says to treat it as 60.
                 originalPitch: s.originalPitch > 127 ? 60 : Int(s.originalPitch),
-                pitchCorrection: Int(s.pitchCorrection))
+                pitchCorrection: Int(s.pitchCorrection), compressed: s.isCompressed)
+        }
+        compressed = bank.compressedSamples
+        presetSamples = bank.presets.map { preset in
+            var seen = Set<Int>()
+            return preset.regions.map(\.sampleIndex).filter { seen.insert($0).inserted }
         }
         words = bank.sampleData.words.baseAddress.map { UnsafePointer($0) }
         wordCount = bank.sampleData.words.count

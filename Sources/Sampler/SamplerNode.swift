@@ -59,6 +59,8 @@ public final class SamplerNode: ParameterizedNode {
     public let bank: SoundFontBank
     let compiled: CompiledBank
     let tables = SamplerTables()
+    /// Presets a program change selected whose compressed samples are not decoded yet.
+    let sampleRequests: PresetSampleRequests?
 
     private struct Channel {
         var program: UInt8 = 0
@@ -129,6 +131,7 @@ public final class SamplerNode: ParameterizedNode {
     public init(bank: SoundFontBank) {
         self.bank = bank
         compiled = CompiledBank(bank)
+        sampleRequests = compiled.compressed == nil ? nil : PresetSampleRequests(presetCount: compiled.presetCount)
         voices = .allocate(capacity: poolSize)
         voices.initialize(repeating: SamplerVoice(), count: poolSize)
         activeList = .allocate(capacity: poolSize)
@@ -318,6 +321,7 @@ public final class SamplerNode: ParameterizedNode {
     private func selectPreset(_ c: Int) {
         let bank = c == 9 ? 128 : Int(channels[c].bankMSB)
         channels[c].preset = Int32(compiled.preset(bank: bank, program: Int(channels[c].program)))
+        sampleRequests?.ask(Int(channels[c].preset), evenIfPrepared: false)
     }
 
     private func controlChange(channel c: Int, controller: UInt8, value: UInt8) {
@@ -555,7 +559,18 @@ public final class SamplerNode: ParameterizedNode {
     private func startVoice(channel c: Int, key: UInt8, velocity: UInt8, region r: Int) {
         let base = compiled.generators + Int(compiled.regions[r].generatorOffset)
         let sampleIndex = Int(compiled.regions[r].sampleIndex)
-        guard sampleIndex >= 0, sampleIndex < compiled.sampleCount, compiled.words != nil else { return }
+        guard sampleIndex >= 0, sampleIndex < compiled.sampleCount else { return }
+        // A compressed sample plays once it is decoded; until then the region is silent.
+        var decoded: DecodedSample?
+        if compiled.samples[sampleIndex].compressed {
+            guard let d = compiled.compressed?.decoded(sampleIndex) else {
+                sampleRequests?.ask(Int(channels[c].preset), evenIfPrepared: true)
+                return
+            }
+            decoded = d
+        } else if compiled.words == nil {
+            return
+        }
         let exclusive = Int32(base[SoundFontGenerator.exclusiveClass.rawValue])
         if exclusive != 0 {
             // Cut the class's earlier voices on this channel, not the ones this note-on starts.
@@ -586,7 +601,7 @@ public final class SamplerNode: ParameterizedNode {
         v.pointee.velocity = forcedVelocity >= 1 && forcedVelocity <= 127 ? forcedVelocity : Float(velocity)
         v.pointee.controlSerial = channels[c].serial
         computeEffective(i)
-        setUpVoice(v, sampleIndex: sampleIndex)
+        setUpVoice(v, sampleIndex: sampleIndex, decoded: decoded)
         applyModulatedValues(v)
         v.pointee.volumeEnvelope.step()
         v.pointee.modulationEnvelope.step()
@@ -610,14 +625,23 @@ public final class SamplerNode: ParameterizedNode {
     }
 
     /// Sample points, loop, root pitch and envelopes: what is fixed when a voice starts.
-    private func setUpVoice(_ v: UnsafeMutablePointer<SamplerVoice>, sampleIndex: Int) {
+    private func setUpVoice(_ v: UnsafeMutablePointer<SamplerVoice>, sampleIndex: Int, decoded: DecodedSample?) {
         let e = effective
-        let s = compiled.samples[sampleIndex]
+        var s = compiled.samples[sampleIndex]
+        var lastWord = compiled.wordCount
+        if let decoded {
+            (s.start, s.end, s.loopStart, s.loopEnd) = (0, decoded.count, decoded.loopStart, decoded.loopEnd)
+            lastWord = decoded.count
+            v.pointee.words = decoded.points
+            v.pointee.lowBytes = nil
+        } else {
+            v.pointee.words = compiled.words
+            v.pointee.lowBytes = compiled.lowBytes
+        }
         func g(_ gen: SoundFontGenerator) -> Float { e[gen.rawValue] }
         func offset(_ fine: SoundFontGenerator, _ coarse: SoundFontGenerator) -> Int {
             Int(g(fine)) + 32_768 * Int(g(coarse))
         }
-        let lastWord = compiled.wordCount
         var start = min(max(s.start + offset(.startAddressOffset, .startAddressCoarseOffset), 0), lastWord)
         var end = min(max(s.end + offset(.endAddressOffset, .endAddressCoarseOffset), 0), lastWord)
         // Keep the points inside the sample's own data, as FluidSynth does.
@@ -1231,7 +1255,7 @@ public final class SamplerNode: ParameterizedNode {
     /// Copies `count` points starting at playback index `first` into ``window``.
     @inline(__always)
     private func fillWindow(_ v: UnsafeMutablePointer<SamplerVoice>, from first: Int, count: Int, looping: Bool) {
-        guard let words = compiled.words else {
+        guard let words = v.pointee.words else {
             window.update(repeating: 0, count: count)
             return
         }
@@ -1239,7 +1263,7 @@ public final class SamplerNode: ParameterizedNode {
         let loopStart = v.pointee.loopStart, loopEnd = v.pointee.loopEnd
         let loopLength = loopEnd - loopStart
         let hasLooped = v.pointee.hasLooped
-        let low = compiled.lowBytes
+        let low = v.pointee.lowBytes
         var index = first
         var i = 0
         while i < count {
@@ -1256,7 +1280,7 @@ public final class SamplerNode: ParameterizedNode {
                 return
             }
             if p < start {
-                window[i] = point(start)
+                window[i] = point(start, words: words, low: low)
                 i += 1
                 index += 1
                 continue
@@ -1277,9 +1301,8 @@ public final class SamplerNode: ParameterizedNode {
 
     /// Sample point `j` as a 16-bit-scaled float (24-bit banks add their low byte).
     @inline(__always)
-    private func point(_ j: Int) -> Float {
-        guard let words = compiled.words else { return 0 }
-        if let low = compiled.lowBytes {
+    private func point(_ j: Int, words: UnsafePointer<Int16>, low: UnsafePointer<UInt8>?) -> Float {
+        if let low {
             return Float(Int32(words[j]) << 8 | Int32(low[j])) * (1 / 256)
         }
         return Float(words[j])

@@ -35,6 +35,10 @@ struct SamplerVoice {
     // Sample playback. The phase is an absolute index into the bank's sample words in 32.32
     // fixed point, so long samples keep sub-sample precision.
     var phase: Int64 = 0
+    /// The points the voice plays: the bank's sample words, or a decoded SoundFont 3 sample.
+    var words: UnsafePointer<Int16>?
+    /// The low bytes of 24-bit points, index for index with ``words``.
+    var lowBytes: UnsafePointer<UInt8>?
     var increment: Int64 = 0
     var start = 0, end = 0, loopStart = 0, loopEnd = 0
     /// 0 unlooped, 1 loops, 3 loops until release then plays to the end.

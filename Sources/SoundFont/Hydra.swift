@@ -62,16 +62,20 @@ struct HydraReader {
     let bytes: UnsafeRawBufferPointer
     let chunks: HydraChunks
     let wordCount: Int
+    /// Bytes of `smpl` in a SoundFont 3 bank (compressed samples are byte ranges of it); nil
+    /// in a SoundFont 2 bank, where compressed samples are unusable.
+    let compressedByteCount: Int?
     /// Whether each sample may be played (not ROM, inside `smpl`...).
     var sampleUsable: [Bool] = []
     var sampleNames: [String] = []
     var regionCount = 0
 
-    init(parser: BankParser, chunks: HydraChunks, wordCount: Int) {
+    init(parser: BankParser, chunks: HydraChunks, wordCount: Int, compressedByteCount: Int?) {
         self.parser = parser
         self.bytes = parser.bytes
         self.chunks = chunks
         self.wordCount = wordCount
+        self.compressedByteCount = compressedByteCount
     }
 
     func count(_ chunk: Chunk, _ size: Int) -> Int { chunk.size / size }
@@ -99,13 +103,19 @@ struct HydraReader {
             let link = bytes.u16le(o + 42)
             let type = bytes.u16le(o + 44)
             var usable = true
+            let compressed = type & 0x10 != 0 && compressedByteCount != nil
             if type & 0x8000 != 0 {
                 try parser.warn(at, "sample '\(name)' is a ROM sample, which this player does not have; zones using it are ignored")
                 usable = false
-            } else if type & ~0xF != 0 {
-                let what = type & 0x10 != 0 ? "compressed (SoundFont 3)" : "of unknown type 0x\(String(type, radix: 16))"
+            } else if type & ~0xF != 0 && !(compressed && type & ~0x1F == 0) {
+                let what = type & 0x10 != 0 ? "compressed in a SoundFont 2 bank" : "of unknown type 0x\(String(type, radix: 16))"
                 try parser.warn(at, "sample '\(name)' is \(what); zones using it are ignored")
                 usable = false
+            } else if compressed, let byteCount = compressedByteCount {
+                if start >= end || end > byteCount {
+                    try parser.warn(at, "compressed sample '\(name)' spans bytes \(start)..<\(end), not inside the \(byteCount) bytes of smpl; zones using it are ignored")
+                    usable = false
+                }
             } else if start >= end || end > wordCount {
                 try parser.warn(at, "sample '\(name)' spans points \(start)..<\(end), not inside the \(wordCount) points of smpl; zones using it are ignored")
                 usable = false
@@ -119,7 +129,14 @@ struct HydraReader {
             case let t where t & 2 != 0: kind = .right
             default: kind = .linked
             }
-            if usable {
+            if usable && compressed {
+                // Loop points count from the decoded sample, whose length is known only once
+                // it is decoded: they are checked then (``SoundFontCompressedSamples``).
+                if rate == 0 {
+                    try parser.warn(at, "sample '\(name)' has a sample rate of 0; 44100 Hz assumed")
+                    rate = 44_100
+                }
+            } else if usable {
                 if loopStart > loopEnd {
                     try parser.warn(at, "sample '\(name)' has its loop end \(loopEnd) before its loop start \(loopStart); swapped")
                     swap(&loopStart, &loopEnd)
@@ -158,7 +175,7 @@ struct HydraReader {
             links.append(linked)
             samples.append(SoundFontSample(name: name, start: start, end: end, loopStart: loopStart, loopEnd: loopEnd,
                                            sampleRate: rate, originalPitch: UInt8(pitch), pitchCorrection: correction,
-                                           link: linked, kind: kind))
+                                           link: linked, kind: kind, isCompressed: usable && compressed))
             sampleUsable.append(usable)
             sampleNames.append(name)
         }

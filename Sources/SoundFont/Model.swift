@@ -178,17 +178,18 @@ public struct SoundFontModulator: Sendable, Hashable {
 }
 
 /// A sample header (`shdr` record) with its points as absolute indices into the bank's
-/// sample data.
+/// sample data, or, for a SoundFont 3 compressed sample (``isCompressed``), the byte range of
+/// its Ogg Vorbis stream in the `smpl` chunk and loop points relative to the decoded sample.
 public struct SoundFontSample: Sendable, Hashable {
     /// The sample's name.
     public var name: String
-    /// First data point.
+    /// First data point (compressed: first byte of the stream in `smpl`).
     public var start: Int
-    /// One past the last data point.
+    /// One past the last data point (compressed: one past the stream's last byte).
     public var end: Int
-    /// First point of the loop.
+    /// First point of the loop (compressed: counted from the decoded sample's first point).
     public var loopStart: Int
-    /// First point after the loop.
+    /// First point after the loop (compressed: counted from the decoded sample's first point).
     public var loopEnd: Int
     /// Recording sample rate in hertz.
     public var sampleRate: Int
@@ -200,6 +201,9 @@ public struct SoundFontSample: Sendable, Hashable {
     public var link: Int?
     /// How the sample plays in a stereo pair.
     public var kind: Kind
+    /// True for an Ogg Vorbis compressed sample of a SoundFont 3 bank (sample type bit 0x10);
+    /// its points come from ``SoundFontBank/compressedSamples``.
+    public var isCompressed = false
 
     /// Stereo role of a sample (`sfSampleLink`, ROM flag removed).
     public enum Kind: Sendable, Hashable {
@@ -208,7 +212,8 @@ public struct SoundFontSample: Sendable, Hashable {
 
     /// Creates a sample header.
     public init(name: String, start: Int, end: Int, loopStart: Int, loopEnd: Int, sampleRate: Int,
-                originalPitch: UInt8, pitchCorrection: Int8, link: Int? = nil, kind: Kind = .mono) {
+                originalPitch: UInt8, pitchCorrection: Int8, link: Int? = nil, kind: Kind = .mono,
+                isCompressed: Bool = false) {
         self.name = name
         self.start = start
         self.end = end
@@ -219,6 +224,7 @@ public struct SoundFontSample: Sendable, Hashable {
         self.pitchCorrection = pitchCorrection
         self.link = link
         self.kind = kind
+        self.isCompressed = isCompressed
     }
 }
 
@@ -299,8 +305,11 @@ public final class SoundFontBank: Sendable {
     public let presets: [SoundFontPreset]
     /// Sample headers, index = `shdr` record (terminal record excluded).
     public let samples: [SoundFontSample]
-    /// The sample points every ``SoundFontSample`` indexes into.
+    /// The sample points every uncompressed ``SoundFontSample`` indexes into.
     public let sampleData: SoundFontSampleData
+    /// The Ogg Vorbis samples of a SoundFont 3 bank, decoded on request; nil when the bank
+    /// has none.
+    public let compressedSamples: SoundFontCompressedSamples?
     /// Presets by `bank << 7 | program`, first one in file order wins.
     private let presetIndex: [Int: Int]
     /// Keeps the memory behind ``sampleData`` alive (a mapping or an allocation).
@@ -311,12 +320,14 @@ public final class SoundFontBank: Sendable {
 
     /// Creates a bank over sample memory owned by `storage`.
     public init(name: String, presets: [SoundFontPreset], samples: [SoundFontSample],
-                sampleData: SoundFontSampleData, storage: SampleStorage) {
+                sampleData: SoundFontSampleData, storage: SampleStorage,
+                compressedSamples: SoundFontCompressedSamples? = nil) {
         self.name = name
         self.presets = presets
         self.samples = samples
         self.sampleData = sampleData
         self.storage = storage
+        self.compressedSamples = compressedSamples
         var index: [Int: Int] = [:]
         for (i, p) in presets.enumerated() where index[p.bank << 7 | p.program] == nil {
             index[p.bank << 7 | p.program] = i

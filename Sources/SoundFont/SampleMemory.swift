@@ -74,3 +74,19 @@ final class CopiedSamples: SoundFontBank.SampleStorage, @unchecked Sendable {
         lowBytes?.deallocate()
     }
 }
+
+/// Bytes copied out of a caller's buffer and owned: the compressed sample data of a SoundFont 3
+/// bank read from memory.
+final class CopiedBytes: @unchecked Sendable {
+    let bytes: UnsafeRawBufferPointer
+
+    init(_ source: UnsafeRawBufferPointer) {
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(source.count, 1), alignment: 16)
+        copy.copyMemory(from: source)
+        bytes = UnsafeRawBufferPointer(rebasing: copy[0..<source.count])
+    }
+
+    deinit {
+        bytes.baseAddress.map { UnsafeMutableRawPointer(mutating: $0).deallocate() }
+    }
+}

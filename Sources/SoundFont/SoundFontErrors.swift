@@ -33,7 +33,7 @@ public enum SoundFontErrorReason: Hashable, Sendable {
     case emptyFile
     /// The file does not start with a RIFF `sfbk` form.
     case notASoundFont(found: String)
-    /// An `ifil` version this reader does not read (SoundFont 1, or 3 with compressed samples).
+    /// An `ifil` version this reader does not read (SoundFont 1, or 4 and later).
     case unsupportedVersion(major: Int, minor: Int)
     /// A chunk the specification requires is absent.
     case missingChunk(String)
@@ -49,6 +49,9 @@ public enum SoundFontErrorReason: Hashable, Sendable {
     case limitExceeded(String)
     /// A warning promoted to an error by strict reading.
     case strict(SoundFontWarning)
+    /// A system library the bank needs cannot be loaded (libvorbisfile for SoundFont 3
+    /// samples): the shared object, the Debian package that provides it, the loader's words.
+    case libraryUnavailable(library: String, package: String, detail: String)
 }
 
 /// A bank Tactus refuses to read, with where and why.
@@ -74,6 +77,12 @@ public struct SoundFontError: Error, Hashable, Sendable, CustomStringConvertible
         return false
     }
 
+    /// True when a system library is missing (the CLI exits 69 for these).
+    public var isUnavailableLibrary: Bool {
+        if case .libraryUnavailable = reason { return true }
+        return false
+    }
+
     /// The reason in words.
     public var reasonText: String {
         switch reason {
@@ -81,8 +90,7 @@ public struct SoundFontError: Error, Hashable, Sendable, CustomStringConvertible
         case .emptyFile: return "empty file (0 bytes), not a SoundFont"
         case .notASoundFont(let found): return "not a SoundFont 2 bank: expected a RIFF 'sfbk' form, found \(found)"
         case .unsupportedVersion(let major, let minor):
-            let what = major == 3 ? " (SoundFont 3, compressed samples)" : ""
-            return "SoundFont version \(major).\(minor)\(what) is not supported; only 2.x banks are read"
+            return "SoundFont version \(major).\(minor) is not supported; 2.x and 3.x banks are read"
         case .missingChunk(let id): return "required chunk '\(id)' is missing"
         case .badChunkSize(let size, let recordSize):
             return "chunk size \(size) is not a multiple of the \(recordSize)-byte record size"
@@ -93,12 +101,17 @@ public struct SoundFontError: Error, Hashable, Sendable, CustomStringConvertible
             return "\(field) \(value) is past the \(count) records it indexes"
         case .limitExceeded(let what): return "limit exceeded: \(what)"
         case .strict(let w): return "\(w.message) (strict mode)"
+        case .libraryUnavailable(let library, let package, let detail):
+            return "compressed (SoundFont 3) samples need \(library), which cannot be loaded (\(detail)); install the Debian package \(package)"
         }
     }
 
     public var description: String {
         let prefix = path.map { "\($0): " } ?? ""
-        if case .cannotOpen = reason { return "\(prefix)\(reasonText)" }
+        switch reason {
+        case .cannotOpen, .libraryUnavailable: return "\(prefix)\(reasonText)"
+        default: break
+        }
         return "\(prefix)\(location): \(reasonText)"
     }
 }

@@ -22,6 +22,12 @@ public struct SoundFontReadOptions: Sendable {
     public var maximumWarningCount: Int = 1000
     /// Make every warning an error.
     public var strict = false
+    /// Decode at most this many points of one compressed (SoundFont 3) sample (default 2^25,
+    /// 12.7 minutes at 44.1 kHz); a longer stream is cut there, so a hostile stream cannot make
+    /// the decoder allocate without bound.
+    public var maximumDecodedFramesPerSample: Int = 1 << 25
+    /// Threads that decode compressed samples at once (default: one per online core).
+    public var decodingThreadCount: Int?
 
     /// Default limits, tolerant reading.
     public init() {}
@@ -88,11 +94,21 @@ public struct SoundFontFile: Sendable {
 
     /// True when the bank's samples have 24-bit resolution (an `sm24` chunk was used).
     public var is24Bit: Bool { bank.sampleData.lowBytes != nil }
+    /// How many samples are Ogg Vorbis compressed (SoundFont 3).
+    public var compressedSampleCount: Int { bank.compressedSamples?.compressedCount ?? 0 }
+    /// Bytes of Ogg Vorbis data the compressed samples span.
+    public var compressedByteCount: Int { bank.compressedSamples?.compressedByteCount ?? 0 }
 }
 
-/// Reads SoundFont 2 banks (versions 2.00 to 2.04): the RIFF `sfbk` form with its `INFO`,
-/// `sdta` (`smpl`, optional `sm24`) and `pdta` (the hydra) lists, validated against the 2.04
-/// specification and resolved into ``SoundFontRegion``s at load time (sections 8.5, 9.4, 9.5).
+/// Reads SoundFont 2 banks (versions 2.00 to 2.04) and SoundFont 3 banks (version 3.x): the
+/// RIFF `sfbk` form with its `INFO`, `sdta` (`smpl`, optional `sm24`) and `pdta` (the hydra)
+/// lists, validated against the 2.04 specification and resolved into ``SoundFontRegion``s at
+/// load time (sections 8.5, 9.4, 9.5).
+///
+/// A SoundFont 3 bank's samples flagged compressed (sample type bit 0x10) are Ogg Vorbis
+/// streams: their start and end are byte offsets into `smpl` and their loop points count from
+/// the decoded sample's first point, as FluidSynth and MuseScore read them. Reading does not
+/// decode them: ``SoundFontBank/compressedSamples`` does, on request.
 ///
 /// Reading files maps them into memory read-only: the sample data is not copied (unless the
 /// `smpl` data starts at an odd byte offset, where it is copied to aligned memory), so opening
@@ -118,8 +134,9 @@ public struct SoundFontFile: Sendable {
 ///   unusable sample, empty key or velocity ranges: the zone is ignored;
 /// - modulators with invalid sources, destinations or transforms, linked modulators (not
 ///   supported), and modulators identical to an earlier one of the same zone: ignored;
-/// - samples: ROM samples, compressed (SoundFont 3) samples and samples whose start and end are
-///   not inside `smpl` are unusable (zones using them are ignored); loop points outside the
+/// - an odd-sized chunk without its pad byte (the next chunk follows at once): read as it is;
+/// - samples: ROM samples, compressed samples in a SoundFont 2 bank and samples whose start and
+///   end are not inside `smpl` are unusable (zones using them are ignored); loop points outside the
 ///   sample are moved to its start or end, reversed loop points swapped, a sample rate of 0
 ///   becomes 44,100 Hz, an original pitch above 127 becomes 60 (the specification's rule), and
 ///   a stereo link to a missing sample or to itself is dropped.
@@ -144,7 +161,7 @@ public enum SoundFontReader {
         let fileName = path.split(separator: "/").last.map(String.init) ?? path
         do {
             let parsed = try parse(mapping.bytes, defaultName: fileName, options: options)
-            return parsed.makeFile(bytes: mapping.bytes, mapping: mapping)
+            return parsed.makeFile(bytes: mapping.bytes, mapping: mapping, options: options)
         } catch var error {
             error.path = path
             throw error
@@ -164,7 +181,7 @@ public enum SoundFontReader {
     /// the buffer may go away afterwards.
     public static func read(_ raw: UnsafeRawBufferPointer, name: String = "SoundFont", options: SoundFontReadOptions = SoundFontReadOptions()) throws(SoundFontError) -> SoundFontFile {
         let parsed = try parse(raw, defaultName: name, options: options)
-        return parsed.makeFile(bytes: raw, mapping: nil)
+        return parsed.makeFile(bytes: raw, mapping: nil, options: options)
     }
 
     static func parse(_ raw: UnsafeRawBufferPointer, defaultName: String, options: SoundFontReadOptions) throws(SoundFontError) -> ParsedBank {
@@ -185,8 +202,10 @@ struct ParsedBank {
     var wordCount: Int
     /// Byte offset of the `sm24` low bytes (as many as words), when they are used.
     var lowBytesOffset: Int?
+    /// Bytes in `smpl` (SoundFont 3 samples are byte ranges of it).
+    var smplByteCount: Int
 
-    func makeFile(bytes: UnsafeRawBufferPointer, mapping: MappedFile?) -> SoundFontFile {
+    func makeFile(bytes: UnsafeRawBufferPointer, mapping: MappedFile?, options: SoundFontReadOptions) -> SoundFontFile {
         let data: SoundFontSampleData
         let storage: SoundFontBank.SampleStorage
         if let mapping, wordsOffset % MemoryLayout<Int16>.alignment == 0, isLittleEndianHost {
@@ -203,7 +222,24 @@ struct ParsedBank {
             data = copy.data
             storage = copy
         }
-        let bank = SoundFontBank(name: name, presets: presets, samples: samples, sampleData: data, storage: storage)
+        var compressed: SoundFontCompressedSamples?
+        if samples.contains(where: \.isCompressed) {
+            // The streams are decoded from the mapping in place; a bank read from memory keeps
+            // a copy of `smpl`, since the caller's buffer may go away.
+            if let mapping {
+                compressed = SoundFontCompressedSamples(
+                    data: UnsafeRawBufferPointer(rebasing: bytes[wordsOffset..<wordsOffset + smplByteCount]),
+                    owner: mapping, samples: samples, maximumFrameCount: options.maximumDecodedFramesPerSample,
+                    threadCount: options.decodingThreadCount)
+            } else {
+                let copy = CopiedBytes(UnsafeRawBufferPointer(rebasing: bytes[wordsOffset..<wordsOffset + smplByteCount]))
+                compressed = SoundFontCompressedSamples(data: copy.bytes, owner: copy, samples: samples,
+                                                        maximumFrameCount: options.maximumDecodedFramesPerSample,
+                                                        threadCount: options.decodingThreadCount)
+            }
+        }
+        let bank = SoundFontBank(name: name, presets: presets, samples: samples, sampleData: data, storage: storage,
+                                 compressedSamples: compressed)
         let byteCount = wordCount * 2 + (lowBytesOffset == nil ? 0 : wordCount)
         return SoundFontFile(bank: bank, info: info, warnings: warnings, sampleDataByteCount: byteCount)
     }
@@ -294,17 +330,29 @@ struct BankParser {
             }
             found.append(Chunk(id: id, path: path, dataOffset: offset + 8, size: size))
             offset += 8 + size
-            if size & 1 == 1 {
-                // RIFF pads odd-sized chunks to an even size, but some writers forget: the pad
-                // byte is skipped unless a chunk id follows right away and none follows it.
-                let unpadded = offset + 4 <= end && looksLikeChunkID(offset) && !(offset + 5 <= end && looksLikeChunkID(offset + 1))
-                if !unpadded { offset += 1 }
+            if size & 1 == 1 && offset < end {
+                // RIFF pads odd-sized chunks to an even size, but some writers forget (the
+                // MuseScore SoundFont 3 banks, whose `sdta` list is odd-sized): the pad byte is
+                // skipped unless a chunk header that fits follows right away and none follows
+                // the pad byte. FluidSynth reads such files the same way.
+                if looksLikeChunkHeader(offset, end: end) && !looksLikeChunkHeader(offset + 1, end: end) {
+                    let name = id == "LIST" && size >= 4 ? "LIST \(fourCC(offset - size))" : path
+                    try warn(SoundFontLocation(chunk: name, offset: offset - 8 - size),
+                             "odd-sized chunk (\(size) bytes) without its pad byte; the next chunk is read right after it")
+                } else {
+                    offset += 1
+                }
             }
             if found.count > 4096 {
                 throw SoundFontError(location: SoundFontLocation(chunk: parent, offset: offset), reason: .limitExceeded("more than 4096 chunks in one list"))
             }
         }
         return found
+    }
+
+    /// A chunk id followed by a size that fits before `end`.
+    func looksLikeChunkHeader(_ at: Int, end: Int) -> Bool {
+        at + 8 <= end && looksLikeChunkID(at) && u32(at + 4) <= end - at - 8
     }
 
     /// Four ASCII letters, digits or spaces, as chunk ids are.
@@ -377,7 +425,8 @@ struct BankParser {
         } else {
             try warn(SoundFontLocation(chunk: "RIFF", offset: 0), "no INFO list; version 2.01 assumed")
         }
-        if smpl.size % 2 != 0 {
+        // A SoundFont 3 bank's `smpl` holds Ogg Vorbis streams at byte offsets: any size is fine.
+        if smpl.size % 2 != 0 && info.version.major == 2 {
             try warn(SoundFontLocation(chunk: smpl.path, offset: smpl.dataOffset - 8), "odd size \(smpl.size); the last byte is ignored")
         }
         let wordCount = smpl.size / 2
@@ -393,7 +442,8 @@ struct BankParser {
             }
         }
 
-        var builder = HydraReader(parser: self, chunks: hydra, wordCount: wordCount)
+        var builder = HydraReader(parser: self, chunks: hydra, wordCount: wordCount,
+                                  compressedByteCount: info.version.major == 3 ? smpl.size : nil)
         let samples = try builder.readSamples()
         let instruments = try builder.readInstruments()
         let presets = try builder.readPresets(instruments: instruments)
@@ -405,7 +455,8 @@ struct BankParser {
         }
         let name = info.name.flatMap { $0.isEmpty ? nil : $0 } ?? defaultName
         return ParsedBank(name: name, info: info, presets: presets, samples: samples, warnings: warnings,
-                          wordsOffset: smpl.dataOffset, wordCount: wordCount, lowBytesOffset: lowBytesOffset)
+                          wordsOffset: smpl.dataOffset, wordCount: wordCount, lowBytesOffset: lowBytesOffset,
+                          smplByteCount: smpl.size)
     }
 
     /// The nine hydra chunks, each checked for presence, record size, terminal record and the
@@ -475,7 +526,7 @@ struct BankParser {
         if !sawVersion {
             try warn(SoundFontLocation(chunk: "INFO", offset: chunks.first.map { $0.dataOffset - 8 } ?? 0), "no ifil version chunk; 2.01 assumed")
         }
-        if info.version.major != 2 {
+        if info.version.major != 2 && info.version.major != 3 {
             let chunk = chunks.first { $0.id == "ifil" }
             throw SoundFontError(location: SoundFontLocation(chunk: "INFO/ifil", offset: chunk.map { $0.dataOffset } ?? 0),
                                  reason: .unsupportedVersion(major: info.version.major, minor: info.version.minor))

@@ -14,7 +14,7 @@ struct InfoCommand: ParsableCommand {
     @Argument(help: "The MIDI file.")
     var file: String?
 
-    @Option(name: .customLong("soundfont"), help: ArgumentHelp("Describe a SoundFont 2 bank instead: name, version, samples and presets.", valueName: "FILE"))
+    @Option(name: .customLong("soundfont"), help: ArgumentHelp("Describe a SoundFont 2 or 3 bank instead: name, version, samples and presets.", valueName: "FILE"))
     var soundFont: String?
 
     @OptionGroup var input: InputOptions
@@ -132,6 +132,10 @@ func describeSoundFont(_ path: String, options: InputOptions) throws {
     if let copyright = info.copyright { out.line("copyright:   \(copyright)") }
     let megabytes = String(format: "%.1f", Double(file.sampleDataByteCount) / 1_048_576)
     out.line("samples:     \(bank.samples.count) (\(megabytes) MB of sample data, \(file.is24Bit ? 24 : 16)-bit)")
+    if file.compressedSampleCount > 0 {
+        let compressedMegabytes = String(format: "%.1f", Double(file.compressedByteCount) / 1_048_576)
+        out.line("compressed:  \(file.compressedSampleCount) of \(bank.samples.count) samples Ogg Vorbis (\(compressedMegabytes) MB), decoded when a song uses them")
+    }
     let regions = bank.presets.reduce(0) { $0 + $1.regions.count }
     out.line("presets:     \(bank.presets.count) (\(regions) region\(regions == 1 ? "" : "s"))")
     for preset in bank.presets.sorted(by: { ($0.bank, $0.program) < ($1.bank, $1.program) }) {

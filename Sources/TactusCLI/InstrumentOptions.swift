@@ -2,12 +2,13 @@ import ArgumentParser
 import Foundation
 import Playback
 import Sampler
+import Sequencing
 import SoundFont
 
 /// Options `tactus render` and `tactus play` share to choose what plays the tracks.
 struct InstrumentOptions: ParsableArguments {
     @Option(name: .customLong("soundfont"),
-            help: ArgumentHelp("Play with this SoundFont 2 bank (else $TACTUS_SOUNDFONT, else a bank at a standard path, else the built-in synthesizer).",
+            help: ArgumentHelp("Play with this SoundFont 2 or 3 bank (else $TACTUS_SOUNDFONT, else a bank at a standard path, else the built-in synthesizer).",
                                valueName: "FILE"))
     var soundFont: String?
 
@@ -32,6 +33,48 @@ struct InstrumentOptions: ParsableArguments {
 struct InstrumentChoice {
     var instrument: DefaultInstrument
     var description: String
+    /// The SoundFont bank's path, for messages about its samples.
+    var bankPath: String?
+    /// Warnings about the bank are not printed (`--quiet`, or a bank found at a standard path).
+    var quietBank = false
+}
+
+extension InstrumentChoice {
+    /// Decodes the compressed samples (SoundFont 3) of every preset `sequence` selects, before
+    /// it plays. A sample that does not decode is a warning (it is silent); libvorbisfile
+    /// missing is one line starting with the bank's path and exit 69.
+    func prepareSamples(for sequence: MusicSequence) throws {
+        guard case .sampler(let sampler) = instrument, sampler.hasCompressedSamples else { return }
+        do {
+            let warnings = try sampler.prepareSamples(forNotes: sequence.samplerPlayedNotes())
+            printBankWarnings(warnings)
+        } catch {
+            throw reportSampleError(error)
+        }
+    }
+
+    /// Decodes what program changes asked for while playing (see
+    /// ``SamplerNode/decodeRequestedSamples()``); called from the play loop.
+    func decodeRequestedSamples() throws {
+        guard case .sampler(let sampler) = instrument, sampler.hasCompressedSamples else { return }
+        do {
+            printBankWarnings(try sampler.decodeRequestedSamples())
+        } catch {
+            throw reportSampleError(error)
+        }
+    }
+
+    private func printBankWarnings(_ warnings: [SoundFontWarning]) {
+        guard !quietBank else { return }
+        for warning in warnings { printError("\(bankPath ?? "SoundFont"): warning: \(warning)") }
+    }
+
+    private func reportSampleError(_ error: SoundFontError) -> ExitCode {
+        var error = error
+        error.path = bankPath
+        printError(error.description)
+        return ExitCode(error.isUnavailableLibrary ? ExitStatus.unavailable : ExitStatus.dataError)
+    }
 }
 
 extension InstrumentOptions {
@@ -92,7 +135,8 @@ extension InstrumentOptions {
         }
         let file = try loadSoundFont(choice.path, options: bankOptions)
         return InstrumentChoice(instrument: .sampler(makeSampler(file.bank)),
-                                description: "SoundFont \(choice.path) (\(choice.origin))")
+                                description: "SoundFont \(choice.path) (\(choice.origin))",
+                                bankPath: choice.path, quietBank: bankOptions.quiet)
     }
 
     private func makeSampler(_ bank: SoundFontBank) -> SamplerNode {

@@ -205,6 +205,7 @@ struct PlayCommand: ParsableCommand {
         }
 
         let choice = try instrumentOptions.choose(input: input)
+        try choice.prepareSamples(for: sequence)
 
         let options = PlaybackSession.Options(instrument: .custom(choice.instrument), gainDecibels: gain, tailSeconds: tail,
                                               sampleRate: rate, latencySeconds: latency / 1000,
@@ -257,6 +258,8 @@ struct PlayCommand: ParsableCommand {
         var interrupted = false
         var stopping = false
         while session.outcome == nil {
+            // A SoundFont 3 note whose sample was not decoded asks for it; decode it here.
+            try choice.decodeRequestedSamples()
             if playInterrupted.load(ordering: .relaxed) && !interrupted {
                 // Stop with every note released, and let the releases reach the device.
                 interrupted = true

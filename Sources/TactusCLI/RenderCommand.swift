@@ -109,6 +109,8 @@ struct RenderSettings {
 /// the same engine path.
 func renderToWAV(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings,
                  transport plan: TransportPlan = TransportPlan()) throws {
+    try settings.instrument.prepareSamples(for: sequence)
+
     let options = PlaybackSession.Options(instrument: .custom(settings.instrument.instrument), gainDecibels: settings.gainDecibels,
                                           tailSeconds: settings.tailSeconds, sampleRate: settings.sampleRate)
     // A custom instrument needs no file, so creating the session cannot fail.

@@ -178,11 +178,14 @@ struct ReaderTests {
         #expect(reason(Array("MThd\0\0\0\u{6}\0\u{1}\0\u{1}".utf8))?.reason == .notASoundFont(found: "'MThd' ... '\\x00\\x01\\x00\\x01'"))
         let good = W.minimal().bytes()
 
-        // The version: SoundFont 3 (compressed samples) is refused.
-        var v3 = W.minimal()
-        v3.version = (3, 1)
-        #expect(reason(v3.bytes())?.reason == .unsupportedVersion(major: 3, minor: 1))
-        #expect(reason(v3.bytes())?.description.contains("compressed") == true)
+        // The version: SoundFont 4 (no such thing yet) and 1 are refused; 3 is read.
+        var v4 = W.minimal()
+        v4.version = (4, 0)
+        #expect(reason(v4.bytes())?.reason == .unsupportedVersion(major: 4, minor: 0))
+        #expect(reason(v4.bytes())?.description.contains("2.x and 3.x banks are read") == true)
+        var v1 = W.minimal()
+        v1.version = (1, 0)
+        #expect(reason(v1.bytes())?.reason == .unsupportedVersion(major: 1, minor: 0))
 
         // A hydra chunk missing: its id renamed.
         var missing = good

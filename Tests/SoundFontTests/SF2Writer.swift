@@ -50,6 +50,12 @@ struct SF2Writer {
     var lowByte: ((Int) -> UInt8)? = nil
     /// An extra INFO chunk of odd size written without its pad byte, to misalign `smpl`.
     var unpaddedOddInfoChunk = false
+    /// SoundFont 3: each sample's Ogg Vorbis stream, back to back in `smpl`; the headers give
+    /// byte ranges and loops relative to the decoded sample, and the type gets bit 0x10.
+    var vorbisStreams: [[UInt8]]? = nil
+    /// Write odd-sized `smpl` data and its `sdta` list without pad bytes (as MuseScore's
+    /// SoundFont 3 banks are), adding one stray byte after the streams when needed.
+    var unpaddedOddSampleData = false
 
     // MARK: Generator helpers
 
@@ -92,6 +98,21 @@ struct SF2Writer {
         var points: [Int16] = []
         for s in samples { points += s.points + [Int16](repeating: 0, count: 46) }
         var sdta = chunk("smpl", points.flatMap { le16(UInt16(bitPattern: $0)) })
+        var streamStarts: [Int] = []
+        if let vorbisStreams {
+            var data: [UInt8] = []
+            for stream in vorbisStreams {
+                streamStarts.append(data.count)
+                data += stream
+            }
+            streamStarts.append(data.count)
+            if unpaddedOddSampleData {
+                if data.count % 2 == 0 { data.append(0x55) }
+                sdta = Array("smpl".utf8) + le32(UInt32(data.count)) + data
+            } else {
+                sdta = chunk("smpl", data)
+            }
+        }
         if let lowByte { sdta += chunk("sm24", (0..<points.count).map(lowByte)) }
 
         var phdr: [UInt8] = [], pbag: [UInt8] = [], pmod: [UInt8] = [], pgen: [UInt8] = []
@@ -123,18 +144,25 @@ struct SF2Writer {
         igen += [UInt8](repeating: 0, count: 4)
 
         var shdr: [UInt8] = []
-        for (s, start) in zip(samples, sampleStarts) {
+        for (i, (s, start)) in zip(samples, sampleStarts).enumerated() {
             let end = start + s.points.count
             var p = (start: start, end: end, loopStart: start + (s.loop?.start ?? 0), loopEnd: start + (s.loop?.end ?? s.points.count))
+            var type = s.type
+            if vorbisStreams != nil {
+                p = (streamStarts[i], streamStarts[i + 1], s.loop?.start ?? 0, s.loop?.end ?? s.points.count)
+                type |= 0x10
+            }
             if let raw = s.rawPoints { p = raw }
             shdr += name20(s.name) + le32(UInt32(p.start)) + le32(UInt32(p.end)) + le32(UInt32(p.loopStart)) + le32(UInt32(p.loopEnd))
-            shdr += le32(UInt32(s.sampleRate)) + [s.originalPitch, UInt8(bitPattern: s.pitchCorrection)] + le16(s.link) + le16(s.type)
+            shdr += le32(UInt32(s.sampleRate)) + [s.originalPitch, UInt8(bitPattern: s.pitchCorrection)] + le16(s.link) + le16(type)
         }
         shdr += name20("EOS") + [UInt8](repeating: 0, count: 26)
 
         let pdta = chunk("phdr", phdr) + chunk("pbag", pbag) + chunk("pmod", pmod) + chunk("pgen", pgen)
             + chunk("inst", inst) + chunk("ibag", ibag) + chunk("imod", imod) + chunk("igen", igen) + chunk("shdr", shdr)
-        let body = Array("sfbk".utf8) + list("INFO", info) + list("sdta", sdta) + list("pdta", pdta)
+        let sdtaList = unpaddedOddSampleData ? Array("LIST".utf8) + le32(UInt32(4 + sdta.count)) + Array("sdta".utf8) + sdta
+            : list("sdta", sdta)
+        let body = Array("sfbk".utf8) + list("INFO", info) + sdtaList + list("pdta", pdta)
         return Array("RIFF".utf8) + le32(UInt32(body.count)) + body
     }
 

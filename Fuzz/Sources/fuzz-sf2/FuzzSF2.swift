@@ -22,6 +22,8 @@ public func fuzzSF2(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 for region in preset.regions where region.keyRange.contains(key) && region.velocityRange.contains(velocity) {
                     guard region.sampleIndex >= 0, region.sampleIndex < bank.samples.count else { fatalError("region names a missing sample") }
                     let sample = bank.samples[region.sampleIndex]
+                    // A SoundFont 3 sample's points are a byte range of Ogg Vorbis (fuzz-sf3).
+                    if sample.isCompressed { continue }
                     guard sample.start <= sample.loopStart, sample.loopStart <= sample.loopEnd, sample.loopEnd <= sample.end,
                           sample.start < sample.end, sample.end <= words.count else {
                         fatalError("sample points outside the sample data")
