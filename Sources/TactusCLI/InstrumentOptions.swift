@@ -53,17 +53,6 @@ extension InstrumentChoice {
         }
     }
 
-    /// Decodes what program changes asked for while playing (see
-    /// ``SamplerNode/decodeRequestedSamples()``); called from the play loop.
-    func decodeRequestedSamples() throws {
-        guard case .sampler(let sampler) = instrument, sampler.hasCompressedSamples else { return }
-        do {
-            printBankWarnings(try sampler.decodeRequestedSamples())
-        } catch {
-            throw reportSampleError(error)
-        }
-    }
-
     private func printBankWarnings(_ warnings: [SoundFontWarning]) {
         guard !quietBank else { return }
         for warning in warnings { printError("\(bankPath ?? "SoundFont"): warning: \(warning)") }

@@ -258,8 +258,6 @@ struct PlayCommand: ParsableCommand {
         var interrupted = false
         var stopping = false
         while session.outcome == nil {
-            // A SoundFont 3 note whose sample was not decoded asks for it; decode it here.
-            try choice.decodeRequestedSamples()
             if playInterrupted.load(ordering: .relaxed) && !interrupted {
                 // Stop with every note released, and let the releases reach the device.
                 interrupted = true

@@ -93,6 +93,16 @@ public final class PlaybackSession: @unchecked Sendable {
         self.options = options
         self.observer = observer
         (instrument, instrumentDescription) = try Self.resolve(options.instrument, log: options.logHandler)
+        if case .sampler(let sampler) = instrument, sampler.hasCompressedSamples {
+            // A SoundFont 3 bank plays only what was decoded: decode the samples the song's
+            // notes play before it starts (nothing to do for SoundFont 2 banks).
+            do {
+                let warnings = try sampler.prepareSamples(forNotes: sequence.samplerPlayedNotes())
+                for warning in warnings { options.logHandler?(PlaybackLogEntry(level: .warning, message: "SoundFont: warning: \(warning)")) }
+            } catch {
+                throw .invalidFile(path: "SoundFont", reason: error.description)
+            }
+        }
     }
 
     /// A session for the Standard MIDI File at `path`.

@@ -30,6 +30,19 @@ final class SessionControl: @unchecked Sendable {
     }
 
     /// Starts the control thread. The thread keeps the session alive until playback ends.
+    /// Decodes the SoundFont 3 samples that live notes or program changes asked for (they are
+    /// silent until then); the audio thread only flags them.
+    private func decodeRequestedSamples() {
+        guard case .sampler(let sampler) = session.instrument, sampler.hasCompressedSamples else { return }
+        do {
+            for warning in try sampler.decodeRequestedSamples() {
+                session.options.logHandler?(PlaybackLogEntry(level: .warning, message: "SoundFont: warning: \(warning)"))
+            }
+        } catch {
+            session.options.logHandler?(PlaybackLogEntry(level: .error, message: "SoundFont: \(error)"))
+        }
+    }
+
     func run() {
         let box = Unmanaged.passRetained(self)
         var tid = pthread_t()
@@ -98,6 +111,7 @@ final class SessionControl: @unchecked Sendable {
                 apply(command)
             }
             player.service()
+            decodeRequestedSamples()
             renderer.markServiced(through: rendered)
             session.observer?.sessionService(session, player: player)
             publishProgress()
