@@ -50,7 +50,7 @@ lib=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 hide_files /usr/include smf.h jack sndfile.h vorbis fluidsynth fluidsynth.h
 hide_files "$lib" 'libasound.so*' 'libsmf.so*' 'libjack.so*' 'libjackserver.so*' 'libvorbisfile.so*' 'libsndfile.so*' 'libfluidsynth.so*'
 hide_files "$lib/pkgconfig" alsa.pc smf.pc jack.pc sndfile.pc vorbisfile.pc fluidsynth.pc
-hide_files /usr/bin fluidsynth arecord aplay arecordmidi aplaymidi aconnect amidi jackd sf3convert flac oggdec sox pw-jack pipewire 'qemu-system-*' parallel
+hide_files /usr/bin fluidsynth arecord aplay arecordmidi aplaymidi aconnect amidi jackd sf3convert flac oggdec oggenc sox pw-jack pipewire 'qemu-system-*' parallel
 # Folders last: an overlay laid on their parent afterwards would show them again.
 hide_dir /usr/include/alsa
 hide_dir /usr/share/alsa
