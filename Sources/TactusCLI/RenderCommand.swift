@@ -1,4 +1,5 @@
 import ArgumentParser
+import AudioFileOutput
 import AudioGraph
 import Foundation
 import MIDIFile
@@ -12,27 +13,36 @@ private let renderInterrupted = Atomic<Bool>(false)
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
-        abstract: "Render a MIDI file to a WAV file, as fast as the CPU allows.",
+        abstract: "Render MIDI files to WAV, FLAC or Ogg, one file or whole folders, as fast as the CPU allows.",
         discussion: """
         The tracks play through a SoundFont sampler when a bank is found (--soundfont, then \
         $TACTUS_SOUNDFONT, then the standard paths), else through the built-in synthesizer; \
         --instrument builtin forces the built-in one.
+
+        One file: tactus render IN.mid -o OUT.wav (or .flac, .ogg, .opus; - for standard output). \
+        Several files, folders (searched recursively) or --input-list: -o names a folder whose \
+        layout mirrors the inputs, rendered --jobs at a time, resumably, with a manifest. \
+        Batch exit codes: 0 all done, 65 some inputs failed (see the manifest), 64 usage, \
+        66 an input named on the command line is missing, 69 a library or bank is missing, \
+        73 the output folder or manifest cannot be written, 143 stopped by SIGTERM and 130 by \
+        Ctrl-C (the manifest flushed, no partial output; a rerun resumes).
         """
     )
 
     static let sampleRates = [44_100, 48_000, 96_000]
 
-    @Argument(help: "The MIDI file.")
-    var file: String
+    @Argument(help: "MIDI files or folders (several, a folder or --input-list render a batch).")
+    var files: [String] = []
 
-    @Option(name: [.short, .customLong("output")], help: "The WAV file to write.")
+    @Option(name: [.short, .customLong("output")],
+            help: "The output file (- for standard output), or the output folder of a batch.")
     var output: String
 
     @Option(name: .customLong("sample-rate"), help: "Frames per second: 44100, 48000 or 96000.")
     var sampleRate: String = "44100"
 
-    @Option(help: "Sample format: s16, s24 or f32.")
-    var format: String = "s16"
+    @Option(help: "Output format, comma-separated: wav, flac, ogg or opus (else from the extension) and s16, s24 or f32.")
+    var format: String?
 
     @Option(name: .customLong("block-size"), help: "Frames per render call (1...65536); the output does not depend on it.")
     var blockSize: Int = 512
@@ -40,17 +50,27 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Gain in dB before the limiter (-24...24).")
     var gain: Float = 0
 
-    @Option(help: "Seconds rendered after the last event, for releases and reverb.")
-    var tail: Double = 2
+    @Option(help: "After the last event: 'auto' (until the sound is below -90 dBFS, at most 30 s) or seconds.")
+    var tail: String = "auto"
 
     @Flag(help: "Write one channel (the average of left and right).")
     var mono = false
+
+    @OptionGroup var batch: BatchOptions
 
     @OptionGroup var instrumentOptions: InstrumentOptions
 
     @OptionGroup var transport: TransportOptions
 
     @OptionGroup var input: InputOptions
+
+    /// True when the arguments ask for a batch rather than one file.
+    var isBatch: Bool {
+        if files.count != 1 || batch.inputList != nil || output.hasSuffix("/") { return true }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: files[0], isDirectory: &isDirectory), isDirectory.boolValue { return true }
+        return batch.isUsed
+    }
 
     func run() throws {
         // Check every option before reading or creating anything, so a usage error never
@@ -59,8 +79,11 @@ struct RenderCommand: ParsableCommand {
             printError("\(output): unsupported sample rate '\(sampleRate)' (use 44100, 48000 or 96000)")
             throw ExitCode(ExitStatus.usage)
         }
-        guard let sampleFormat = WAVSampleFormat(rawValue: format) else {
-            printError("\(output): unknown sample format '\(format)' (use s16, s24 or f32)")
+        let audioFormat: AudioFileFormat
+        do {
+            audioFormat = try AudioFileFormat.resolve(spec: format, outputPath: isBatch ? nil : output)
+        } catch {
+            printError("\(output): \(error)")
             throw ExitCode(ExitStatus.usage)
         }
         guard (1...65_536).contains(blockSize) else {
@@ -71,10 +94,30 @@ struct RenderCommand: ParsableCommand {
             printError("\(output): gain \(gain) dB is outside -24...24")
             throw ExitCode(ExitStatus.usage)
         }
-        guard tail >= 0, tail <= 600 else {
-            printError("\(output): tail \(tail) s is outside 0...600")
+        let renderTail: RenderTail
+        if tail == "auto" {
+            renderTail = .automatic
+        } else if let seconds = Double(tail), seconds >= 0, seconds <= 600 {
+            renderTail = .seconds(seconds)
+        } else {
+            printError("\(output): tail '\(tail)' is not 'auto' or seconds in 0...600")
             throw ExitCode(ExitStatus.usage)
         }
+        if audioFormat.needsSndFile {
+            do {
+                try SndFileLibrary.load()
+            } catch {
+                printError("\(output): \(error)")
+                throw ExitCode(ExitStatus.unavailable)
+            }
+        }
+        var settings = RenderSettings(sampleRate: rate, audioFormat: audioFormat, blockSize: blockSize, gainDecibels: gain,
+                                      tail: renderTail, mono: mono, quiet: input.quiet)
+        if isBatch {
+            try runBatch(settings: settings)
+            return
+        }
+        let file = files[0]
         try instrumentOptions.validate(file: file)
         let smf = try loadTimedMIDIFile(file, options: input, purpose: "rendered")
         var sequence = smf.makeSequence()
@@ -83,36 +126,37 @@ struct RenderCommand: ParsableCommand {
             printError("\(file): a render needs an end; give --loop a count")
             throw ExitCode(ExitStatus.usage)
         }
-        let choice = try instrumentOptions.choose(input: input)
-        let settings = RenderSettings(sampleRate: rate, format: sampleFormat, blockSize: blockSize, gainDecibels: gain,
-                                      tailSeconds: tail, mono: mono, quiet: input.quiet, instrument: choice)
-        try renderToWAV(sequence, source: file, output: output, settings: settings, transport: plan)
+        settings.instrument = try instrumentOptions.choose(input: input)
+        try renderToFile(sequence, source: file, output: output, settings: settings, transport: plan)
     }
 }
 
 /// How to render: what `tactus render` and WAV export share.
 struct RenderSettings {
     var sampleRate = 44_100
-    var format = WAVSampleFormat.s16
+    var audioFormat = AudioFileFormat.wav(.s16)
     var blockSize = 512
     var gainDecibels: Float = 0
-    var tailSeconds = 2.0
+    /// `tactus render` defaults to ``RenderTail/automatic``; WAV export from `edit` keeps 2 s.
+    var tail = RenderTail.seconds(2)
     var mono = false
     var quiet = false
     var instrument = InstrumentChoice(instrument: .builtIn, description: "built-in synthesizer")
 }
 
-/// Renders `sequence` with the default graph to a WAV file at `output`: written to a
-/// temporary file and renamed at the end, so an interrupted or failed render leaves nothing.
-/// Prints the duration, peak level and speed.
+/// Renders `sequence` with the default graph to an audio file at `output`: written to a
+/// temporary file and renamed at the end, so an interrupted or failed render leaves nothing
+/// (a device or FIFO is written in place, `-` is standard output). Prints the duration, peak
+/// level and speed (to standard error when the audio goes to standard output).
 /// Playback goes through a ``Player`` with the transport `plan` (rate, from, to, loop), the
 /// same engine path as `tactus play`.
-func renderToWAV(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings,
-                 transport plan: TransportPlan = TransportPlan()) throws {
+func renderToFile(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings,
+                  transport plan: TransportPlan = TransportPlan()) throws {
 
-    let writer: WAVWriter
+    let writer: any AudioSink
     do {
-        writer = try WAVWriter(path: output, sampleRate: settings.sampleRate, channelCount: settings.mono ? 1 : 2, format: settings.format)
+        writer = try settings.audioFormat.makeWriter(path: output, sampleRate: settings.sampleRate,
+                                                     channelCount: settings.mono ? 1 : 2)
     } catch {
         printError("\(error)")
         throw ExitCode(ExitStatus.cannotCreate)
@@ -135,15 +179,17 @@ func renderToWAV(_ sequence: MusicSequence, source: String, output: String, sett
     let showProgress = !settings.quiet && isatty(STDERR_FILENO) != 0
     let fromFrame = player.songFrame(atTick: plan.fromTick)
     let endFrame = plan.toTick.map { player.songFrame(atTick: $0) } ?? player.schedule.endFrame
+    var tailSeconds = 0.0
+    if case .seconds(let seconds) = settings.tail { tailSeconds = seconds }
     let total = max(1, player.outputFrames(fromSongFrame: fromFrame, toSongFrame: endFrame)
-                    + Int64((settings.tailSeconds * Double(settings.sampleRate)).rounded()))
+                    + Int64((tailSeconds * Double(settings.sampleRate)).rounded()))
     var written: Int64 = 0
     var lastDrawn = -1
     let clock = ContinuousClock()
     let started = clock.now
     let statistics: RenderStatistics
     do {
-        statistics = try player.renderToEnd(blockSize: settings.blockSize, tailSeconds: settings.tailSeconds,
+        statistics = try player.renderToEnd(blockSize: settings.blockSize, tail: settings.tail,
                                             shouldContinue: { !renderInterrupted.load(ordering: .relaxed) }) { left, right, count in
             try writer.write(left: left, right: right, count: count)
             written += Int64(count)
@@ -174,5 +220,9 @@ func renderToWAV(_ sequence: MusicSequence, source: String, output: String, sett
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     let peak = statistics.peak > 0 ? String(format: "%.2f dBFS", statistics.peakDecibels) : "silence"
     let speed = seconds > 0 ? String(format: "%.1fx real time", statistics.seconds / seconds) : "instant"
-    print("\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(settings.sampleRate) Hz \(settings.format.rawValue) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed)) with the \(settings.instrument.description)")
+    let encoding: String
+    if case .wav(let sample) = settings.audioFormat { encoding = sample.rawValue } else { encoding = settings.audioFormat.description }
+    let summary = "\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(settings.sampleRate) Hz \(encoding) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed)) with the \(settings.instrument.description)"
+    // With the audio on standard output, the summary must not mix into it.
+    if output == OutputFile.standardOutputPath { printError(summary) } else { print(summary) }
 }
