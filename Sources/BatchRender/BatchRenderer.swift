@@ -164,7 +164,13 @@ public final class BatchRenderer: Sendable {
         let failures = Atomic<Int>(0)
         let manifestFailure = Mutex<ManifestError?>(nil)
         let toRender = plan.filter { $0.action == .render }
-        state.withLock { $0.total = toRender.count; $0.skipped = plan.count - toRender.count }
+        let crashedCount = plan.filter { $0.action == .crashed }.count
+        state.withLock {
+            $0.total = toRender.count
+            $0.skipped = plan.count - toRender.count
+            // Skipped, but still failing: the run's result says so.
+            $0.failed = crashedCount
+        }
         // A crashed input is recorded once, so the manifests list it.
         for entry in plan where entry.action == .crashed {
             var record = baseRecord(entry)

@@ -134,6 +134,12 @@ extension RenderCommand {
             printError("\(error)")
             throw ExitCode(ExitStatus.cannotCreate)
         }
+        // A parent may have started us with these blocked (the mask survives exec); a
+        // scheduler's SIGTERM must still reach the handler. Threads started later inherit this.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&unblock, signalNumber) }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber) { number in
                 if batchStopSignal == 0 { batchStopSignal = number }
