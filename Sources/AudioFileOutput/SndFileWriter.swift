@@ -55,6 +55,7 @@ public final class SndFileWriter: AudioSink {
 
     private let output: OutputFile
     private var file: OpaquePointer?
+    private var scratchDescriptor: Int32 = -1
     private var integers: [Int32] = []
     private var floats: [Float] = []
 
@@ -93,8 +94,25 @@ public final class SndFileWriter: AudioSink {
             case .cannotCreate(_, let reason), .writeFailed(_, let reason): throw SndFileError.cannotCreate(path, reason)
             }
         }
-        guard let opened = tactus_sf_open_fd(output.descriptor, Int32(TACTUS_SFM_WRITE), &info, 0) else {
+        // The encoders seek back to complete their headers (FLAC's STREAMINFO), which a pipe or
+        // terminal cannot do: there they encode into an unlinked scratch file that is copied to
+        // the output once complete.
+        var encodeInto = output.descriptor
+        if !output.isSeekable {
+            var template = Array((NSTemporaryDirectory() + "/tactus-encode-XXXXXX").utf8CString)
+            let scratch = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+            guard scratch >= 0 else {
+                let reason = String(cString: strerror(errno))
+                output.abandon()
+                throw SndFileError.cannotCreate(path, "no scratch file for encoding to a stream: \(reason)")
+            }
+            template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+            scratchDescriptor = scratch
+            encodeInto = scratch
+        }
+        guard let opened = tactus_sf_open_fd(encodeInto, Int32(TACTUS_SFM_WRITE), &info, 0) else {
             let reason = String(cString: tactus_sf_strerror(nil))
+            if scratchDescriptor >= 0 { close(scratchDescriptor) }
             output.abandon()
             throw SndFileError.cannotCreate(path, reason)
         }
@@ -166,11 +184,36 @@ public final class SndFileWriter: AudioSink {
             throw SndFileError.writeFailed(path, "libsndfile error \(status)")
         }
         do {
+            if scratchDescriptor >= 0 {
+                defer { close(scratchDescriptor); scratchDescriptor = -1 }
+                try copyScratchToOutput()
+            }
             try output.commit()
-        } catch {
+        } catch let error as SndFileError {
+            output.abandon()
+            throw error
+        } catch let error as OutputFileError {
             switch error {
             case .cannotCreate(_, let reason), .writeFailed(_, let reason): throw SndFileError.writeFailed(path, reason)
             }
+        } catch {
+            throw SndFileError.writeFailed(path, "\(error)")
+        }
+    }
+
+    private func copyScratchToOutput() throws {
+        guard lseek(scratchDescriptor, 0, SEEK_SET) == 0 else {
+            throw SndFileError.writeFailed(path, String(cString: strerror(errno)))
+        }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(scratchDescriptor, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SndFileError.writeFailed(path, String(cString: strerror(errno)))
+            }
+            if n == 0 { return }
+            try buffer.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
         }
     }
 
@@ -178,6 +221,8 @@ public final class SndFileWriter: AudioSink {
     public func cancel() {
         if let file { _ = tactus_sf_close(file) }
         file = nil
+        if scratchDescriptor >= 0 { close(scratchDescriptor) }
+        scratchDescriptor = -1
         output.abandon()
     }
 }

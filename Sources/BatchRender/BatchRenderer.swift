@@ -62,6 +62,8 @@ public struct BatchPlanEntry: Sendable {
     /// True when an earlier process died while rendering it: it is rendered alone, before the
     /// others, so a second death is blamed on it and nothing else.
     public var isSuspect: Bool
+    /// True when the manifest already records it as crashed (so it is not recorded again).
+    public var isRecordedAsCrashed = false
 }
 
 /// Counts reported after each file and at the end.
@@ -149,7 +151,7 @@ public final class BatchRenderer: Sendable {
                 action = .failedBefore
             }
             return BatchPlanEntry(input: input, output: output, action: action,
-                                  isSuspect: (past?.unfinishedStarts ?? 0) >= 1)
+                                  isSuspect: (past?.unfinishedStarts ?? 0) >= 1, isRecordedAsCrashed: past?.last == .crashed)
         }
     }
 
@@ -172,7 +174,7 @@ public final class BatchRenderer: Sendable {
             $0.failed = crashedCount
         }
         // A crashed input is recorded once, so the manifests list it.
-        for entry in plan where entry.action == .crashed {
+        for entry in plan where entry.action == .crashed && !entry.isRecordedAsCrashed {
             var record = baseRecord(entry)
             record.status = .crashed
             record.message = "the process died twice while rendering it; skipped (--retry-failed renders it again)"

@@ -56,7 +56,7 @@ struct FileRender {
             return fail(Code.noInput, "\(path): permission denied")
         }
         let bytes = [UInt8](data)
-        outcome.inputSHA256 = SHA256.hexDigest(bytes)
+        outcome.inputSHA256 = FileHash.sha256(bytes)
         var readOptions = SMFReadOptions()
         readOptions.strict = settings.strict
         let smf: StandardMIDIFile
@@ -137,9 +137,7 @@ struct FileRender {
         if statistics.peak < decibelsToGainDouble(-90) {
             outcome.warnings.append("silent output (peak below -90 dBFS)")
         }
-        if let written = FileManager.default.contents(atPath: output) {
-            outcome.outputSHA256 = SHA256.hexDigest([UInt8](written))
-        }
+        outcome.outputSHA256 = FileHash.sha256(path: output)
         return outcome
     }
 }

@@ -1,7 +1,6 @@
 /// SHA-256 (FIPS 180-4), used where the dump abbreviates long byte strings the way the corpus
-/// oracle does ("len=N sha256=HEX"), and for the batch renderer's manifest. Small and
-/// dependency-free; not used for security.
-public struct SHA256 {
+/// oracle does ("len=N sha256=HEX"). Small and dependency-free; not used for security.
+struct SHA256 {
     private static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -14,7 +13,7 @@ public struct SHA256 {
     ]
 
     /// The digest of `message` as lowercase hex.
-    public static func hexDigest(_ message: [UInt8]) -> String {
+    static func hexDigest(_ message: [UInt8]) -> String {
         var h: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
         var data = message
         let bitLength = UInt64(message.count) * 8
