@@ -1,4 +1,5 @@
 import AudioGraph
+import MIDI
 
 extension Player {
     /// The output frame at which playback last stopped by reaching its end (nil while it has
@@ -43,6 +44,17 @@ extension Player {
             tailFrames = Int64((max(0, capSeconds) * Double(sampleRate)).rounded())
             silence = (decibelsToGain(thresholdDecibels), Int64(max(1, sampleRate / RenderTail.windowsPerSecond)))
         }
+        // Output frames follow song frames one to one without a loop or another rate; then a
+        // song that falls silent before its end (bars of rests before its end of track) may
+        // also stop once silent after its last note-on, as it would at its end.
+        var silentAfter: Int64?
+        if silence != nil, loopSetting == nil, playRate == 1 {
+            let lastNoteOn = schedule.events.last { event in
+                if case .midi(let message) = event.event { return message.isNoteOn }
+                return false
+            }?.frame ?? 0
+            silentAfter = max(0, lastNoteOn + 1 - songFrame)
+        }
         start()
         var toSkip = Int64(engine.graph.latencyFrames)
         while toSkip > 0 {
@@ -73,7 +85,8 @@ extension Player {
                     let frame = heard + Int64(i)
                     if abs(left[i]) > silence.threshold || abs(right[i]) > silence.threshold { quietSince = frame + 1 }
                     let next = frame + 1
-                    if let end, next >= end, next % silence.window == 0, next - quietSince >= silence.window {
+                    let pastTheMusic = (end.map { next >= $0 } ?? false) || (silentAfter.map { next - silence.window >= $0 } ?? false)
+                    if pastTheMusic, next % silence.window == 0, next - quietSince >= silence.window {
                         count = i + 1
                         fellSilent = true
                         break
@@ -94,7 +107,9 @@ public enum RenderTail: Sendable, Hashable {
     case seconds(Double)
     /// Until every voice and effect tail has fallen below `thresholdDecibels` dBFS on both
     /// channels for a whole window (1/20 s, on a grid of absolute output frames so the end
-    /// does not depend on the block size), but at most `capSeconds` after the end.
+    /// does not depend on the block size), but at most `capSeconds` after the end. Played at
+    /// rate 1 without a loop, a song whose sound ends before its end (rests before its end of
+    /// track) stops there too: at the first such window wholly after its last note-on.
     case untilSilent(thresholdDecibels: Float, capSeconds: Double)
 
     /// The default: until the sound is below -90 dBFS, at most 30 s after the end.
