@@ -63,4 +63,25 @@ struct TailCLITests {
         let cutLevels = try Self.frameLevels(cut)
         #expect(cutLevels.suffix(rate / 10).max()! > peak * Float(pow(10, -60.0 / 20)))
     }
+
+    @Test("A song with bars of rests before its end of track stops when its sound does; --tail 0 keeps the rests")
+    func restsBeforeTheEndAreNotRendered() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var sequence = MusicSequence(timeBase: .ticksPerQuarter(480))
+        var track = MusicTrack()
+        for i in 0..<4 { _ = track.addNote(at: Int64(i * 480), channel: 0, key: UInt8(60 + i), velocity: 100, duration: 400) }
+        // A controller 8 s after the last note: silent, but the song lasts until it.
+        _ = track.add(.message(.controlChange(channel: 0, controller: 7, value: 100)), at: 480 * 20)
+        sequence.tracks = [track]
+        let midi = dir.appendingPathComponent("rests.mid").path
+        try SMFWriter.writeAtomically(SMFWriter.bytes(of: sequence), to: midi)
+        let auto = dir.appendingPathComponent("auto.wav").path, fixed = dir.appendingPathComponent("fixed.wav").path
+        #expect(try CLI.run(["render", midi, "-o", auto, "--instrument", "builtin", "--format", "f32", "--quiet"]).status == 0)
+        #expect(try CLI.run(["render", midi, "-o", fixed, "--instrument", "builtin", "--format", "f32", "--tail", "0", "--quiet"]).status == 0)
+        let levels = try Self.frameLevels(auto)
+        let lastLoud = levels.lastIndex { $0 > Float(pow(10, -90.0 / 20)) } ?? 0
+        #expect(levels.count <= lastLoud + 1 + 44_100 / 2, "\(levels.count) frames, sound until \(lastLoud)")
+        #expect(try Self.frameLevels(fixed).count == 10 * 44_100, "the fixed tail renders the song to its end (20 beats at 120 BPM)")
+    }
 }
