@@ -44,14 +44,23 @@ let package = Package(
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
         .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont"]),
+        // libsndfile (FLAC, Ogg Vorbis and Opus output), loaded at run time: hand-written
+        // declarations, no system header, nothing linked.
+        .target(name: "CSndFile"),
+        .target(name: "AudioFileOutput", dependencies: ["CSndFile", "Playback"]),
+        // Rendering whole corpora: input discovery, sharding, the manifest, resumable outputs
+        // and the job pool (issue 15).
+        .target(name: "BatchRender", dependencies: ["AudioFileOutput", "Playback", "MIDIFile", "Sequencing"]),
         .target(
             name: "Tactus",
-            dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "AudioGraph", "Instruments", "Sampler", "Playback", "ALSA", "JACK"]
+            dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "AudioGraph", "Instruments", "Sampler", "Playback", "ALSA", "JACK",
+                           "AudioFileOutput", "BatchRender"]
         ),
         .executableTarget(
             name: "TactusCLI",
             dependencies: [
                 "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA", "JACK", "SoundFont", "Sampler",
+                "AudioFileOutput", "BatchRender",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

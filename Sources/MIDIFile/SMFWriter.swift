@@ -307,7 +307,14 @@ public enum SMFWriter {
 
     /// Writes `bytes` to `path` through a temporary file and a rename, so an interrupted write
     /// never leaves a half-written file under the final name.
+    /// An existing `path` that is not a regular file (`/dev/null`, a FIFO, a terminal) is
+    /// written in place and never replaced.
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+        var existing = stat()
+        if stat(path, &existing) == 0, existing.st_mode & S_IFMT != S_IFREG, existing.st_mode & S_IFMT != S_IFDIR {
+            try writeInPlace(bytes, to: path)
+            return
+        }
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent()
         var info = stat()
@@ -322,6 +329,23 @@ public enum SMFWriter {
             let reason = String(cString: strerror(errno))
             unlink(temporary.path)
             throw SMFWriteError(path: path, reason: "cannot write (\(reason))")
+        }
+    }
+
+    private static func writeInPlace(_ bytes: [UInt8], to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SMFWriteError(path: path, reason: "cannot write (\(String(cString: strerror(errno))))") }
+        defer { close(fd) }
+        try bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw SMFWriteError(path: path, reason: "cannot write (\(String(cString: strerror(errno))))")
+                }
+                offset += n
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 import AudioGraph
+import MIDI
 
 extension Player {
     /// The output frame at which playback last stopped by reaching its end (nil while it has
@@ -20,12 +21,40 @@ extension Player {
     public func renderToEnd(blockSize: Int, tailSeconds: Double,
                             shouldContinue: () -> Bool = { true },
                             consume: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws -> Void) throws -> RenderStatistics {
+        try renderToEnd(blockSize: blockSize, tail: .seconds(tailSeconds), shouldContinue: shouldContinue, consume: consume)
+    }
+
+    /// Plays from the current position to the end and then the `tail`: a fixed time, or until
+    /// the sound has died away (see ``RenderTail``). Otherwise as
+    /// ``renderToEnd(blockSize:tailSeconds:shouldContinue:consume:)``.
+    public func renderToEnd(blockSize: Int, tail: RenderTail,
+                            shouldContinue: () -> Bool = { true },
+                            consume: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws -> Void) throws -> RenderStatistics {
         let block = max(1, min(blockSize, engine.graph.maximumFrameCount))
         let left = UnsafeMutablePointer<Float>.allocate(capacity: block)
         let right = UnsafeMutablePointer<Float>.allocate(capacity: block)
         defer { left.deallocate(); right.deallocate() }
         let buffer = StereoBuffer(left: left, right: right)
-        let tailFrames = Int64((max(0, tailSeconds) * Double(sampleRate)).rounded())
+        let tailFrames: Int64
+        var silence: (threshold: Float, window: Int64)?
+        switch tail {
+        case .seconds(let seconds):
+            tailFrames = Int64((max(0, seconds) * Double(sampleRate)).rounded())
+        case .untilSilent(let thresholdDecibels, let capSeconds):
+            tailFrames = Int64((max(0, capSeconds) * Double(sampleRate)).rounded())
+            silence = (decibelsToGain(thresholdDecibels), Int64(max(1, sampleRate / RenderTail.windowsPerSecond)))
+        }
+        // Output frames follow song frames one to one without a loop or another rate; then a
+        // song that falls silent before its end (bars of rests before its end of track) may
+        // also stop once silent after its last note-on, as it would at its end.
+        var silentAfter: Int64?
+        if silence != nil, loopSetting == nil, playRate == 1 {
+            let lastNoteOn = schedule.events.last { event in
+                if case .midi(let message) = event.event { return message.isNoteOn }
+                return false
+            }?.frame ?? 0
+            silentAfter = max(0, lastNoteOn + 1 - songFrame)
+        }
         start()
         var toSkip = Int64(engine.graph.latencyFrames)
         while toSkip > 0 {
@@ -35,19 +64,57 @@ extension Player {
         }
         var heard: Int64 = 0
         var peak: Float = 0
-        while true {
+        // The first frame of the current run of frames below the silence threshold.
+        var quietSince: Int64 = 0
+        var fellSilent = false
+        while !fellSilent {
             let total = endOutputFrame.map { $0 + tailFrames }
             if let total, heard >= total { break }
             guard shouldContinue() else { throw RenderCancelled() }
             render(frameCount: block, into: buffer)
             // The end may fall inside this block; keep only the frames before end + tail.
             var n = Int64(block)
-            if let end = endOutputFrame { n = min(n, end + tailFrames - heard) }
-            let count = Int(max(0, n))
+            let end = endOutputFrame
+            if let end { n = min(n, end + tailFrames - heard) }
+            var count = Int(max(0, n))
+            if let silence {
+                // The render stops at the first boundary of a grid of absolute output frames,
+                // at or after the end, that closes a whole window of quiet frames: the same
+                // frame whatever the block size.
+                for i in 0..<count {
+                    let frame = heard + Int64(i)
+                    if abs(left[i]) > silence.threshold || abs(right[i]) > silence.threshold { quietSince = frame + 1 }
+                    let next = frame + 1
+                    let pastTheMusic = (end.map { next >= $0 } ?? false) || (silentAfter.map { next - silence.window >= $0 } ?? false)
+                    if pastTheMusic, next % silence.window == 0, next - quietSince >= silence.window {
+                        count = i + 1
+                        fellSilent = true
+                        break
+                    }
+                }
+            }
             for i in 0..<count { peak = max(peak, abs(left[i]), abs(right[i])) }
             if count > 0 { try consume(left, right, count) }
             heard += Int64(count)
         }
         return RenderStatistics(frameCount: heard, peak: peak, sampleRate: sampleRate)
     }
+}
+
+/// What an offline render plays after the song's end.
+public enum RenderTail: Sendable, Hashable {
+    /// A fixed number of seconds, whatever is still sounding.
+    case seconds(Double)
+    /// Until every voice and effect tail has fallen below `thresholdDecibels` dBFS on both
+    /// channels for a whole window (1/20 s, on a grid of absolute output frames so the end
+    /// does not depend on the block size), but at most `capSeconds` after the end. Played at
+    /// rate 1 without a loop, a song whose sound ends before its end (rests before its end of
+    /// track) stops there too: at the first such window wholly after its last note-on.
+    case untilSilent(thresholdDecibels: Float, capSeconds: Double)
+
+    /// The default: until the sound is below -90 dBFS, at most 30 s after the end.
+    public static let automatic = RenderTail.untilSilent(thresholdDecibels: -90, capSeconds: 30)
+
+    /// Silence windows per second of audio.
+    static let windowsPerSecond = 20
 }

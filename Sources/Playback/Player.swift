@@ -53,7 +53,7 @@ public final class Player {
     private var snapshot: EngineSnapshot
     private var tempoMap: TempoMap
     private var meterMap: MeterMap
-    private var loopSetting: (from: Int64, to: Int64, count: LoopCount)?
+    private(set) var loopSetting: (from: Int64, to: Int64, count: LoopCount)?
     private var endTick: Int64?
     private var requestedRate = 1.0
     private var lastEndCount = 0

@@ -1,6 +1,8 @@
 // The umbrella module: one `import Tactus` brings the whole public API of the library products.
 @_exported import ALSA
+@_exported import AudioFileOutput
 @_exported import AudioGraph
+@_exported import BatchRender
 @_exported import Instruments
 @_exported import JACK
 @_exported import MIDI

@@ -128,6 +128,18 @@ extension InstrumentOptions {
                                 bankPath: choice.path, quietBank: bankOptions.quiet)
     }
 
+    /// As ``choose(input:)``, but a maker of fresh instruments for a batch, where every file
+    /// needs its own sampler (voices and effects keep state) over the one loaded bank.
+    func chooseFactory(input: InputOptions) throws -> (String, @Sendable () throws -> DefaultInstrument) {
+        let choice = try choose(input: input)
+        guard case .sampler(let first) = choice.instrument else {
+            return (choice.description, { .builtIn })
+        }
+        let bank = first.bank
+        let options = self
+        return (choice.description, { .sampler(options.makeSampler(bank)) })
+    }
+
     private func makeSampler(_ bank: SoundFontBank) -> SamplerNode {
         let sampler = SamplerNode(bank: bank)
         if noReverb { sampler.setParameter(SamplerNode.Parameter.reverbLevel, value: 0) }

@@ -25,6 +25,8 @@ enum ExitStatus {
     static let unavailable: Int32 = 69
     static let cannotCreate: Int32 = 73
     static let ioError: Int32 = 74
+    /// A batch stopped by SIGTERM (128 + 15, as a shell reports it).
+    static let terminated: Int32 = 143
 }
 
 /// Prints one line to standard error.

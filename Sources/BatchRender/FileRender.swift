@@ -1,0 +1,159 @@
+import AudioFileOutput
+import Foundation
+import MIDIFile
+import Playback
+import Sequencing
+
+/// Thrown inside a render to stop it for a guard.
+private enum RenderGuard: Error {
+    case timedOut
+    case tooLong
+}
+
+/// One input rendered to its output: the work of a batch job.
+struct FileRender {
+    let entry: BatchPlanEntry
+    let settings: BatchRenderSettings
+    let makeInstrument: @Sendable () throws -> DefaultInstrument
+    let stop: BatchStopRequest
+    let deadline: ContinuousClock.Instant?
+
+    struct Outcome {
+        var status = BatchStatus.failed
+        var inputSHA256: String?
+        var outputSHA256: String?
+        var errorCode: Int32?
+        var message: String?
+        var warnings: [String] = []
+        var frames: Int64 = 0
+        var peakDBFS: Double?
+        var rmsDBFS: Double?
+    }
+
+    /// Exit codes a single-file render gives for the same failure.
+    enum Code {
+        static let dataError: Int32 = 65
+        static let noInput: Int32 = 66
+        static let cannotCreate: Int32 = 73
+        static let ioError: Int32 = 74
+    }
+
+    func run() -> Outcome {
+        var outcome = Outcome()
+        func fail(_ code: Int32, _ message: String, status: BatchStatus = .failed) -> Outcome {
+            outcome.status = status
+            outcome.errorCode = code
+            outcome.message = message
+            return outcome
+        }
+        let path = entry.input.path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            return fail(Code.noInput, "\(path): no such file")
+        }
+        if isDirectory.boolValue { return fail(Code.noInput, "\(path): is a directory, not a MIDI file") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return fail(Code.noInput, "\(path): permission denied")
+        }
+        let bytes = [UInt8](data)
+        outcome.inputSHA256 = FileHash.sha256(bytes)
+        var readOptions = SMFReadOptions()
+        readOptions.strict = settings.strict
+        let smf: StandardMIDIFile
+        do {
+            smf = try SMFReader.read(bytes, options: readOptions)
+        } catch {
+            return fail(Code.dataError, "\(path): \(error)")
+        }
+        outcome.warnings = smf.warnings.map { "\($0)" }
+        guard smf.timeBase.isUsable else {
+            return fail(Code.dataError, "\(path): division is 0, so the file has no timing and cannot be rendered")
+        }
+        let sequence = smf.makeSequence()
+        let instrument: DefaultInstrument
+        do {
+            instrument = try makeInstrument()
+        } catch {
+            return fail(Code.dataError, "\(path): cannot build the audio graph: \(error)")
+        }
+        // A SoundFont 3 bank plays only what was decoded: the samples this song's notes play.
+        if case .sampler(let sampler) = instrument, sampler.hasCompressedSamples {
+            do {
+                outcome.warnings += try sampler.prepareSamples(forNotes: sequence.samplerPlayedNotes()).map { "\($0)" }
+            } catch {
+                return fail(Code.dataError, "\(path): \(error)")
+            }
+        }
+        let player: Player
+        do {
+            player = try Player.makeDefault(sequence: sequence, sampleRate: settings.sampleRate,
+                                            maximumFrameCount: min(settings.blockSize, 4096), gainDecibels: settings.gainDecibels,
+                                            instrument: instrument)
+        } catch {
+            return fail(Code.dataError, "\(path): cannot build the audio graph: \(error)")
+        }
+        // The calls a single-file render makes with no transport options, so the output is the same.
+        player.playRate = 1
+        player.setEnd(tick: nil)
+
+        let output = entry.output
+        let folder = (output as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            return fail(Code.cannotCreate, "\(output): cannot create the folder \(folder)")
+        }
+        OutputFile.removeStaleTemporaries(of: output)
+        let sink: any AudioSink
+        do {
+            sink = try settings.format.makeWriter(path: output, sampleRate: settings.sampleRate,
+                                                  channelCount: settings.mono ? 1 : 2)
+        } catch {
+            return fail(Code.cannotCreate, "\(error)")
+        }
+        let maximumFrames = settings.maximumDurationSeconds.map { Int64($0 * Double(settings.sampleRate)) }
+        var written: Int64 = 0
+        var sumOfSquares = 0.0
+        let statistics: RenderStatistics
+        do {
+            statistics = try player.renderToEnd(blockSize: settings.blockSize, tail: settings.tail, shouldContinue: {
+                !stop.isRequested
+            }) { left, right, count in
+                if let deadline, ContinuousClock.now > deadline { throw RenderGuard.timedOut }
+                if let maximumFrames, written + Int64(count) > maximumFrames { throw RenderGuard.tooLong }
+                try sink.write(left: left, right: right, count: count)
+                var sum: Float = 0
+                for i in 0..<count { sum += left[i] * left[i] + right[i] * right[i] }
+                sumOfSquares += Double(sum)
+                written += Int64(count)
+            }
+            try sink.finish()
+        } catch RenderGuard.timedOut {
+            sink.cancel()
+            return fail(Code.ioError, "\(path): still rendering after \(settings.timeoutSeconds ?? 0) s (--timeout)", status: .timedOut)
+        } catch RenderGuard.tooLong {
+            sink.cancel()
+            return fail(Code.dataError, "\(path): longer than \(settings.maximumDurationSeconds ?? 0) s of audio (--max-duration)",
+                        status: .tooLong)
+        } catch is RenderCancelled {
+            sink.cancel()
+            return fail(Code.ioError, "\(path): stopped by a signal before the end; nothing written", status: .interrupted)
+        } catch {
+            sink.cancel()
+            return fail(Code.ioError, "\(error)")
+        }
+        outcome.status = .ok
+        outcome.frames = statistics.frameCount
+        outcome.peakDBFS = statistics.peak > 0 ? Double(statistics.peakDecibels) : nil
+        if statistics.frameCount > 0, sumOfSquares > 0 {
+            outcome.rmsDBFS = 10 * log10(sumOfSquares / Double(2 * statistics.frameCount))
+        }
+        if statistics.peak < decibelsToGainDouble(-90) {
+            outcome.warnings.append("silent output (peak below -90 dBFS)")
+        }
+        outcome.outputSHA256 = FileHash.sha256(path: output)
+        return outcome
+    }
+}
+
+private func decibelsToGainDouble(_ db: Double) -> Float { Float(pow(10, db / 20)) }
