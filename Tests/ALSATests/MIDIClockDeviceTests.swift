@@ -40,15 +40,32 @@ struct MIDIClockDeviceTests {
         let input = try client.startInput(stamps: .realTime, timingClock: true) { nanos, bytes in
             received.withLock { $0.append(Received(nanos: nanos, bytes: bytes)) }
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["play", path, "--port", "14:0", "--midi-clock", "--quiet"] + options
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
+        // posix_spawn and waitpid with a deadline, not Foundation's Process, whose exit
+        // monitoring does not work under the VM's minimal init.
+        let argv = [binary, "play", path, "--port", "14:0", "--midi-clock", "--quiet"] + options
+        var pid: pid_t = 0
+        let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { cArgs.forEach { free($0) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        let spawned = posix_spawn(&pid, binary, &actions, nil, cArgs, environ)
+        try #require(spawned == 0, "cannot start \(binary): \(spawned)")
+        var status: Int32 = 0
+        let deadline = Date().addingTimeInterval(30)
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if Date() > deadline {
+                kill(pid, SIGKILL)
+                waitpid(pid, &status, 0)
+                Issue.record("tactus play did not end within 30 s")
+                break
+            }
+            usleep(20_000)
+        }
+        #expect(status == 0, "exit status \(status)")
         usleep(200_000)
         input.stop()
-        #expect(process.terminationStatus == 0)
         return received.withLock { $0 }
     }
 
