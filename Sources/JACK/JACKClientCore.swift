@@ -37,7 +37,7 @@ public final class JACKClient: @unchecked Sendable {
     private let live = Atomic<Bool>(false)
     private let periods = Atomic<Int64>(0)
     // Written by the shutdown callback without allocating, read after `shutDown` is seen.
-    private let shutdownText = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
+    private let shutdownText = ReasonBuffer()
     private var source: JACKProcessSource?
     private var timebase: JACKTimebaseProvider?
     private var context: Unmanaged<JACKClient>?
@@ -53,7 +53,6 @@ public final class JACKClient: @unchecked Sendable {
             throw .serverUnavailable(server: server, status: status)
         }
         handle = client
-        shutdownText.initialize(repeating: 0, count: 256)
         func register(_ port: String, _ type: String, _ flags: UInt) throws(JACKError) -> OpaquePointer {
             guard let registered = jack_port_register(client, port, type, flags, 0) else {
                 jack_client_close(client)
@@ -79,7 +78,6 @@ public final class JACKClient: @unchecked Sendable {
     deinit {
         stop()
         jack_client_close(handle)
-        shutdownText.deallocate()
     }
 
     /// Xruns the server reported since the client opened.
@@ -92,7 +90,7 @@ public final class JACKClient: @unchecked Sendable {
     /// too slow and the server zombified it); nil while all is well.
     public var shutdownReason: String? {
         guard shutDown.load(ordering: .acquiring) else { return nil }
-        let text = String(cString: shutdownText)
+        let text = String(cString: shutdownText.bytes)
         return text.isEmpty ? "the server shut down" : text
     }
 
@@ -114,7 +112,7 @@ public final class JACKClient: @unchecked Sendable {
         }, arg)
         jack_on_info_shutdown(handle, { _, reason, arg in
             let client = Unmanaged<JACKClient>.fromOpaque(arg!).takeUnretainedValue()
-            if let reason { strncpy(client.shutdownText, reason, 255) }
+            if let reason { strncpy(client.shutdownText.bytes, reason, ReasonBuffer.capacity - 1) }
             client.shutDown.store(true, ordering: .releasing)
         }, arg)
         guard jack_activate(handle) == 0 else { throw .activation }
@@ -255,4 +253,13 @@ public final class JACKClient: @unchecked Sendable {
         }
         periods.add(1, ordering: .releasing)
     }
+}
+
+/// A fixed buffer for the server's shutdown reason, owned by its own object so it is freed
+/// however the client's initializer ends (a throwing initializer runs no deinit).
+private final class ReasonBuffer {
+    static let capacity = 256
+    let bytes = UnsafeMutablePointer<CChar>.allocate(capacity: ReasonBuffer.capacity)
+    init() { bytes.initialize(repeating: 0, count: Self.capacity) }
+    deinit { bytes.deallocate() }
 }

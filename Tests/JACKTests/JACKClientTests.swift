@@ -23,6 +23,8 @@ private final class RampSource: JACKProcessSource, @unchecked Sendable {
         self.midiPeriods = midiPeriods
     }
 
+    deinit { noteOn.deallocate() }
+
     static func value(_ n: Int) -> Float { Float(n % 4096) / 4096 + 1.0 / 1_048_576 }
 
     func process(_ cycle: JACKCycle) {
