@@ -1,3 +1,4 @@
+import CJACK
 import Foundation
 import Playback
 import Synchronization
@@ -11,7 +12,12 @@ import Synchronization
 /// underruns; a server that shuts down, or throws the client out, ends the session with an
 /// ``AudioBackendError`` of kind `io` naming the reason. Under PipeWire, run the same program
 /// with `pw-jack`.
-public final class JACKBackend: AudioBackend, @unchecked Sendable {
+///
+/// Tracks a song routes to MIDI ports (``Sequencing/TrackDestination/midiPort(_:)``, named as
+/// JACK MIDI input ports like `fluidsynth:midi_00`) leave from MIDI outputs of the client
+/// (`midi_out`, or `midi_out_1`, `midi_out_2`... for several), connected to those ports, each
+/// message at its frame inside the period whose audio it belongs with.
+public final class JACKBackend: MIDIPortBackend, @unchecked Sendable {
     /// How the client appears and connects.
     public struct Options: Sendable {
         /// The client's name (JACK appends `-01` when it is taken).
@@ -33,6 +39,7 @@ public final class JACKBackend: AudioBackend, @unchecked Sendable {
     private var client: JACKClient?
     private var source: RendererSource?
     private let running = Atomic<Bool>(false)
+    private var taps: [MIDIPortTap] = []
 
     /// A backend for the server and connections `options` name.
     public init(options: Options = Options()) {
@@ -55,13 +62,34 @@ public final class JACKBackend: AudioBackend, @unchecked Sendable {
         }
     }
 
+    public func attachMIDIPorts(_ taps: [MIDIPortTap]) throws(AudioBackendError) {
+        guard let client else { throw AudioBackendError(.io, backend: name, reason: "cannot add MIDI outputs: not open") }
+        guard taps.count <= JACKClient.maximumAddedMIDIOutputPorts else {
+            throw AudioBackendError(.cannotOpen, backend: name, reason: "the song sends tracks to \(taps.count) MIDI ports; JACK output takes at most \(JACKClient.maximumAddedMIDIOutputPorts)")
+        }
+        let known = client.ports(midi: true, flags: Int32(JackPortIsInput))
+        for tap in taps where !known.contains(tap.portName) {
+            throw AudioBackendError(.unavailable, backend: name, reason: JACKError.unknownPort(tap.portName, available: known).description)
+        }
+        do {
+            for index in taps.indices { try client.addMIDIOutputPort(named: taps.count == 1 ? "midi_out" : "midi_out_\(index + 1)") }
+        } catch {
+            throw AudioBackendError(.cannotOpen, backend: name, reason: error.description)
+        }
+        self.taps = taps
+    }
+
     public func start(_ renderer: PlaybackRenderer) throws(AudioBackendError) {
         guard let client else { throw AudioBackendError(.io, backend: name, reason: "cannot start: not open") }
-        let source = RendererSource(renderer: renderer)
+        let source = RendererSource(renderer: renderer, taps: taps)
         self.source = source
         do {
             try client.start(source: source, connections: options.connections)
+            for (index, tap) in taps.enumerated() {
+                try client.connect(client.addedMIDIOutputPortNames[index], to: tap.portName)
+            }
         } catch {
+            client.stop()
             throw AudioBackendError(.cannotOpen, backend: name, reason: error.description)
         }
         running.store(true, ordering: .releasing)
@@ -86,13 +114,35 @@ public final class JACKBackend: AudioBackend, @unchecked Sendable {
     }
 }
 
-/// Hands each JACK period to the session's renderer.
+/// Hands each JACK period to the session's renderer, then sends what its MIDI port taps
+/// collected for the period's frames.
 private final class RendererSource: JACKProcessSource, @unchecked Sendable {
     let renderer: PlaybackRenderer
+    let taps: [MIDIPortTap]
     let consumed = Atomic<Int64>(0)
-    init(renderer: PlaybackRenderer) { self.renderer = renderer }
+
+    init(renderer: PlaybackRenderer, taps: [MIDIPortTap]) {
+        self.renderer = renderer
+        self.taps = taps
+    }
+
     func process(_ cycle: JACKCycle) {
+        let firstFrame = renderer.renderedFrames
         renderer.render(frameCount: cycle.frameCount, left: cycle.left, right: cycle.right)
+        // Sound played at graph frame g is output at frame g (the pre-roll absorbed the
+        // graph's latency), so a message goes out at its own frame; the graph has rendered up
+        // to its latency further, and those messages wait for the next period.
+        let end = firstFrame + Int64(cycle.frameCount)
+        for (port, tap) in taps.enumerated() {
+            tap.drain(before: end) { timed in
+                let offset = Int(max(0, timed.frame - firstFrame))
+                var bytes = (timed.message.status, timed.message.data1, timed.message.data2)
+                let length = 1 + timed.message.dataByteCount
+                _ = withUnsafeBytes(of: &bytes) { raw in
+                    cycle.writeMIDI(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: length), atFrame: offset, port: port)
+                }
+            }
+        }
         consumed.add(Int64(cycle.frameCount), ordering: .releasing)
     }
 }

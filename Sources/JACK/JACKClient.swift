@@ -96,6 +96,9 @@ public struct JACKCycle {
     public let hostNanoseconds: Int64
     let midiIn: UnsafeMutableRawPointer?
     let midiOut: UnsafeMutableRawPointer?
+    let portMIDIOut: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    /// How many MIDI outputs were added with ``JACKClient/addMIDIOutputPort(named:)``.
+    public let portMIDIOutCount: Int
 
     /// MIDI messages that arrived during the previous period, each with its frame offset.
     public var midiInputCount: Int { midiIn.map { Int(jack_midi_get_event_count($0)) } ?? 0 }
@@ -115,6 +118,15 @@ public struct JACKCycle {
     public func writeMIDI(_ bytes: UnsafeBufferPointer<UInt8>, atFrame frame: Int) -> Bool {
         guard let midiOut, let base = bytes.baseAddress, frame >= 0, frame < frameCount else { return false }
         return jack_midi_event_write(midiOut, UInt32(frame), base, bytes.count) == 0
+    }
+    /// Writes a MIDI message to the added MIDI output `port` (an index from
+    /// ``JACKClient/addMIDIOutputPort(named:)``) at `frame`, not before an earlier write to
+    /// that port; false when there is no such port or no room.
+    @discardableResult
+    public func writeMIDI(_ bytes: UnsafeBufferPointer<UInt8>, atFrame frame: Int, port: Int) -> Bool {
+        guard port >= 0, port < portMIDIOutCount, let buffer = portMIDIOut[port], let base = bytes.baseAddress,
+              frame >= 0, frame < frameCount else { return false }
+        return jack_midi_event_write(buffer, UInt32(frame), base, bytes.count) == 0
     }
 }
 

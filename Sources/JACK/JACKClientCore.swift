@@ -38,6 +38,14 @@ public final class JACKClient: @unchecked Sendable {
     private let periods = Atomic<Int64>(0)
     // Written by the shutdown callback without allocating, read after `shutDown` is seen.
     private let shutdownText = ReasonBuffer()
+    // MIDI outputs added before activation (one per MIDI port a song names), and a table of
+    // their buffers the process callback fills without allocating.
+    private var portMIDIOuts: [OpaquePointer] = []
+    private let portMIDIBuffers = PortBufferTable()
+    /// The full names of the MIDI outputs added with ``addMIDIOutputPort(named:)``, in order.
+    public private(set) var addedMIDIOutputPortNames: [String] = []
+    /// How many MIDI outputs ``addMIDIOutputPort(named:)`` can add.
+    public static let maximumAddedMIDIOutputPorts = PortBufferTable.capacity
     private var source: JACKProcessSource?
     private var timebase: JACKTimebaseProvider?
     private var context: Unmanaged<JACKClient>?
@@ -78,6 +86,19 @@ public final class JACKClient: @unchecked Sendable {
     deinit {
         stop()
         jack_client_close(handle)
+    }
+
+    /// Registers one more MIDI output port, `name` (like `midi_out_2`), before ``start(source:connections:)``;
+    /// returns its index for ``JACKCycle/writeMIDI(_:atFrame:port:)``.
+    @discardableResult
+    public func addMIDIOutputPort(named name: String) throws(JACKError) -> Int {
+        guard !active.load(ordering: .relaxed), portMIDIOuts.count < Self.maximumAddedMIDIOutputPorts,
+              let port = jack_port_register(handle, name, TACTUS_JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsOutput), 0) else {
+            throw .portRegistration(name: name)
+        }
+        portMIDIOuts.append(port)
+        addedMIDIOutputPortNames.append(String(cString: jack_port_name(port)))
+        return portMIDIOuts.count - 1
     }
 
     /// Xruns the server reported since the client opened.
@@ -233,6 +254,11 @@ public final class JACKClient: @unchecked Sendable {
         let midiInBuffer = midiIn.flatMap { jack_port_get_buffer($0, frames) }
         let midiOutBuffer = midiOut.flatMap { jack_port_get_buffer($0, frames) }
         if let midiOutBuffer { jack_midi_clear_buffer(midiOutBuffer) }
+        for index in portMIDIOuts.indices {
+            let buffer = jack_port_get_buffer(portMIDIOuts[index], frames)
+            if let buffer { jack_midi_clear_buffer(buffer) }
+            portMIDIBuffers.pointers[index] = buffer
+        }
         var firstFrame: jack_nframes_t = 0
         var usecs: jack_time_t = 0
         var next: jack_time_t = 0
@@ -246,7 +272,8 @@ public final class JACKClient: @unchecked Sendable {
             let inRight = inputs.flatMap { jack_port_get_buffer($0.right, frames) }.map { UnsafePointer($0.assumingMemoryBound(to: Float.self)) }
             source.process(JACKCycle(frameCount: count, left: leftBuffer, right: rightBuffer, inputLeft: inLeft, inputRight: inRight,
                                      firstFrameTime: firstFrame,
-                                     hostNanoseconds: Int64(usecs) * 1000, midiIn: midiInBuffer, midiOut: midiOutBuffer))
+                                     hostNanoseconds: Int64(usecs) * 1000, midiIn: midiInBuffer, midiOut: midiOutBuffer,
+                                     portMIDIOut: portMIDIBuffers.pointers, portMIDIOutCount: portMIDIOuts.count))
         } else {
             leftBuffer.update(repeating: 0, count: count)
             rightBuffer.update(repeating: 0, count: count)
@@ -262,4 +289,12 @@ private final class ReasonBuffer {
     let bytes = UnsafeMutablePointer<CChar>.allocate(capacity: ReasonBuffer.capacity)
     init() { bytes.initialize(repeating: 0, count: Self.capacity) }
     deinit { bytes.deallocate() }
+}
+
+/// The process callback's table of added MIDI output buffers, allocated once with the client.
+final class PortBufferTable {
+    static let capacity = 16
+    let pointers = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: PortBufferTable.capacity)
+    init() { pointers.initialize(repeating: nil, count: Self.capacity) }
+    deinit { pointers.deallocate() }
 }

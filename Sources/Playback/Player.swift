@@ -77,11 +77,14 @@ public final class Player {
     }
 
     /// A player through the default graph (the built-in GM synthesizer or a SoundFont sampler,
-    /// limiter, output).
+    /// limiter, output). `extraNodes` are added to the graph unconnected, for tracks that name
+    /// them (``MIDIPortTap``s, say): the graph renders nodes that lead nowhere too.
     public static func makeDefault(sequence: MusicSequence, sampleRate: Int, maximumFrameCount: Int = 4096,
-                                   gainDecibels: Float = 0, instrument: DefaultInstrument = .builtIn) throws -> Player {
+                                   gainDecibels: Float = 0, instrument: DefaultInstrument = .builtIn,
+                                   extraNodes: [(id: UInt32, node: any AudioNode)] = []) throws -> Player {
         let defaults = DefaultGraph(instrument: instrument)
         defaults.limiter.setParameter(LimiterNode.Parameter.inputGain, value: gainDecibels)
+        for extra in extraNodes { defaults.graph.add(extra.node, id: extra.id) }
         let compiled = try defaults.graph.compile(sampleRate: Double(sampleRate), maximumFrameCount: maximumFrameCount)
         return Player(sequence: sequence, graph: compiled, defaultNode: DefaultGraph.instrumentID)
     }

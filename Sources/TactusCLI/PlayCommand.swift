@@ -142,7 +142,7 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .customLong("transport-in"), help: "Follow MIDI Start, Stop, Continue and Song Position Pointer from these ALSA sequencer ports (comma-separated), or 'any' to take them from whatever connects to Tactus's input port; playback waits for Start or Continue.")
     var transportIn: String?
 
-    @Option(name: .customLong("port-tracks"), help: "Send these tracks to an ALSA sequencer port in step with the audio: TRACKS=PORT, like 2,3=20:0 (repeatable).")
+    @Option(name: .customLong("port-tracks"), help: "Send these tracks to a MIDI port in step with the audio: TRACKS=PORT, like 2,3=20:0 (an ALSA sequencer port), or with --driver jack a JACK MIDI input port like 2=fluidsynth:midi_00 (repeatable).")
     var portTracks: [String] = []
 
     @OptionGroup var instrumentOptions: InstrumentOptions
@@ -182,7 +182,9 @@ struct PlayCommand: ParsableCommand {
         let smf = try loadTimedMIDIFile(file, options: input, purpose: "played")
         var sequence = smf.makeSequence()
         let plan = try transport.plan(for: &sequence, file: file)
-        let midiOut = try PortTrackOutput.make(routes: portTracks, sequence: &sequence, file: file)
+        try PortTrackOutput.applyRoutes(portTracks, to: &sequence, file: file)
+        // Through JACK the session sends port tracks as JACK MIDI inside its periods.
+        let midiOut = driverOptions.driver == .jack ? nil : try PortTrackOutput.make(sequence: sequence)
         if transportIn != nil && driverOptions.jackTransport != .off {
             printError("\(file): --transport-in and --jack-transport both move playback; choose one")
             throw ExitCode(ExitStatus.usage)

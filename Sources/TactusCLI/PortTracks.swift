@@ -19,6 +19,13 @@ final class PortTrackOutput {
     /// prints them) to their ports in `sequence`, then opens the sequencer if any track goes
     /// to a port. Usage errors exit 64, sequencer errors 69.
     static func make(routes: [String], sequence: inout MusicSequence, file: String) throws -> PortTrackOutput? {
+        try applyRoutes(routes, to: &sequence, file: file)
+        return try make(sequence: sequence)
+    }
+
+    /// Sets the destination of the tracks named by `routes` (`TRACKS=PORT`) to their port.
+    /// Usage errors exit 64.
+    static func applyRoutes(_ routes: [String], to sequence: inout MusicSequence, file: String) throws {
         for route in routes {
             let parts = route.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, !parts[1].trimmingCharacters(in: .whitespaces).isEmpty else {
@@ -34,6 +41,11 @@ final class PortTrackOutput {
             }
             for i in indices { sequence.tracks[i].destination = .midiPort(parts[1].trimmingCharacters(in: .whitespaces)) }
         }
+    }
+
+    /// Opens the sequencer when some track of `sequence` goes to a port; nil when none does.
+    /// Sequencer errors exit 69.
+    static func make(sequence: MusicSequence) throws -> PortTrackOutput? {
         var names: [String] = []
         for track in sequence.tracks {
             if case .midiPort(let name) = track.destination, !names.contains(name) { names.append(name) }

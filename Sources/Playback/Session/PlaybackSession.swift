@@ -210,13 +210,23 @@ public final class PlaybackSession: @unchecked Sendable {
             throw .backend(error)
         }
         let player: Player
+        let (played, taps) = Self.routePortTracks(sequence, to: backend)
         do {
-            player = try Player.makeDefault(sequence: sequence, sampleRate: format.sampleRate,
+            player = try Player.makeDefault(sequence: played, sampleRate: format.sampleRate,
                                             maximumFrameCount: min(max(format.periodFrames, 64), 4096),
-                                            gainDecibels: options.gainDecibels, instrument: instrument)
+                                            gainDecibels: options.gainDecibels, instrument: instrument,
+                                            extraNodes: taps.map { ($0.id, $0.tap) })
         } catch {
             try? backend.stop(drain: false)
             throw .graph(reason: "\(error)")
+        }
+        if let midiBackend = backend as? any MIDIPortBackend, !taps.isEmpty {
+            do {
+                try midiBackend.attachMIDIPorts(taps.map(\.tap))
+            } catch {
+                try? backend.stop(drain: false)
+                throw .backend(error)
+            }
         }
         player.outputLatencyFrames = format.latencyFrames
         let control = SessionControl(session: self, player: player, backend: backend, format: format)
@@ -240,6 +250,31 @@ public final class PlaybackSession: @unchecked Sendable {
                                              + "\(format.periodFrames) frames per period, \(format.latencyFrames) frames of latency"))
         observer?.sessionDidStartBackend(self, player: player)
         control.run()
+    }
+
+    /// Node identifiers of the MIDI port taps: well clear of the default graph's and of what a
+    /// program's own graph would number from 1.
+    static let firstPortTapID: UInt32 = 0x7000_0000
+
+    /// For a backend that sends MIDI itself: a tap per port the song's tracks name, and the
+    /// song with those tracks routed to their taps. Other backends leave port tracks alone
+    /// (a program sends them, as `tactus play` does through an ALSA queue).
+    static func routePortTracks(_ sequence: MusicSequence, to backend: any AudioBackend) -> (MusicSequence, [(id: UInt32, tap: MIDIPortTap)]) {
+        guard backend is any MIDIPortBackend else { return (sequence, []) }
+        var routed = sequence
+        var taps: [(id: UInt32, tap: MIDIPortTap)] = []
+        for index in routed.tracks.indices {
+            guard case .midiPort(let name) = routed.tracks[index].destination else { continue }
+            let id: UInt32
+            if let existing = taps.first(where: { $0.tap.portName == name }) {
+                id = existing.id
+            } else {
+                id = firstPortTapID + UInt32(taps.count)
+                taps.append((id, MIDIPortTap(portName: name)))
+            }
+            routed.tracks[index].destination = .node(id)
+        }
+        return (routed, taps)
     }
 
     /// Waits for the end: the song and its tail played and drained from the device, or a stop.
