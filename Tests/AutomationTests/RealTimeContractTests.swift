@@ -2,6 +2,7 @@ import AudioGraph
 import Foundation
 import Instruments
 import MIDI
+import Playback
 import Sampler
 import SoundFont
 import TactusTestSupport
@@ -72,7 +73,7 @@ let timGM6mbPath = "/usr/share/sounds/sf2/TimGM6mb.sf2"
         var nodes: [any AudioNode] = [
             GainNode(decibels: -6), BiquadFilterNode(kind: .lowPass, frequency: 800, q: 2), CombFilterNode(), DelayNode(),
             LimiterNode(), CompressorNode(), ReverbNode(), ChorusNode(), MixerNode(inputCount: 3),
-            EventRecordingNode(capacity: 4096), GMSynthesizer(), testInstrument(),
+            EventRecordingNode(capacity: 4096), GMSynthesizer(), testInstrument(), MIDIPortTap(portName: "test:midi_in"),
         ]
         if FileManager.default.fileExists(atPath: timGM6mbPath) {
             nodes.append(SamplerNode(bank: try SoundFontReader.read(contentsOf: timGM6mbPath).bank))
