@@ -26,11 +26,18 @@ public final class JACKBackend: MIDIPortBackend, @unchecked Sendable {
         public var server: String?
         /// Where the outputs go when playback starts.
         public var connections: JACKConnections
+        /// Whether the client has a MIDI input (`midi_in`), read through ``JACKBackend/midiInput``.
+        public var midiInput: Bool
+        /// JACK MIDI output ports connected to the MIDI input when playback starts.
+        public var midiInputSources: [String]
 
-        public init(clientName: String = "Tactus", server: String? = nil, connections: JACKConnections = .systemPlayback) {
+        public init(clientName: String = "Tactus", server: String? = nil, connections: JACKConnections = .systemPlayback,
+                    midiInput: Bool = false, midiInputSources: [String] = []) {
             self.clientName = clientName
             self.server = server
             self.connections = connections
+            self.midiInput = midiInput || !midiInputSources.isEmpty
+            self.midiInputSources = midiInputSources
         }
     }
 
@@ -41,9 +48,14 @@ public final class JACKBackend: MIDIPortBackend, @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private var taps: [MIDIPortTap] = []
 
+    /// The MIDI input, when ``Options/midiInput`` asked for one: start it to receive what
+    /// arrives on `midi_in`, with host times a recorder understands.
+    public let midiInput: JACKMIDIInput?
+
     /// A backend for the server and connections `options` name.
     public init(options: Options = Options()) {
         self.options = options
+        midiInput = options.midiInput ? JACKMIDIInput() : nil
     }
 
     public var name: String { "JACK server '\(options.server ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] ?? "default")'" }
@@ -53,7 +65,7 @@ public final class JACKBackend: MIDIPortBackend, @unchecked Sendable {
 
     public func open(_ request: AudioStreamRequest) throws(AudioBackendError) -> AudioStreamFormat {
         do {
-            let client = try JACKClient(name: options.clientName, server: options.server)
+            let client = try JACKClient(name: options.clientName, server: options.server, midiInput: options.midiInput)
             self.client = client
             // The server's rate and period are what they are; the session builds its graph for them.
             return AudioStreamFormat(sampleRate: client.sampleRate, periodFrames: client.bufferFrames, latencyFrames: client.bufferFrames)
@@ -81,12 +93,19 @@ public final class JACKBackend: MIDIPortBackend, @unchecked Sendable {
 
     public func start(_ renderer: PlaybackRenderer) throws(AudioBackendError) {
         guard let client else { throw AudioBackendError(.io, backend: name, reason: "cannot start: not open") }
-        let source = RendererSource(renderer: renderer, taps: taps)
+        let known = client.ports(midi: true, flags: Int32(JackPortIsOutput))
+        for name in options.midiInputSources where !known.contains(name) {
+            throw AudioBackendError(.unavailable, backend: self.name, reason: JACKError.unknownPort(name, available: known).description)
+        }
+        let source = RendererSource(renderer: renderer, taps: taps, input: midiInput, sampleRate: client.sampleRate)
         self.source = source
         do {
             try client.start(source: source, connections: options.connections)
             for (index, tap) in taps.enumerated() {
                 try client.connect(client.addedMIDIOutputPortNames[index], to: tap.portName)
+            }
+            if let port = client.midiInputPortName {
+                for name in options.midiInputSources { try client.connect(name, to: port) }
             }
         } catch {
             client.stop()
@@ -119,14 +138,19 @@ public final class JACKBackend: MIDIPortBackend, @unchecked Sendable {
 private final class RendererSource: JACKProcessSource, @unchecked Sendable {
     let renderer: PlaybackRenderer
     let taps: [MIDIPortTap]
+    let input: JACKMIDIInput?
+    let sampleRate: Int
     let consumed = Atomic<Int64>(0)
 
-    init(renderer: PlaybackRenderer, taps: [MIDIPortTap]) {
+    init(renderer: PlaybackRenderer, taps: [MIDIPortTap], input: JACKMIDIInput?, sampleRate: Int) {
         self.renderer = renderer
         self.taps = taps
+        self.input = input
+        self.sampleRate = sampleRate
     }
 
     func process(_ cycle: JACKCycle) {
+        input?.receive(cycle, sampleRate: sampleRate)
         let firstFrame = renderer.renderedFrames
         renderer.render(frameCount: cycle.frameCount, left: cycle.left, right: cycle.right)
         // Sound played at graph frame g is output at frame g (the pre-roll absorbed the

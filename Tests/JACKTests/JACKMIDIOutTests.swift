@@ -121,3 +121,78 @@ extension JACKClientTests {
         }
     }
 }
+
+/// Sends note-ons at fixed offsets over a few periods once armed, and notes the host time of
+/// each (the period's start plus the offset).
+final class StampedMIDISender: JACKProcessSource, @unchecked Sendable {
+    let offsets: [Int]
+    let periods: Int
+    let armed = Atomic<Bool>(false)
+    let sent = UnsafeMutablePointer<Int64>.allocate(capacity: 256)
+    let sentCount = Atomic<Int>(0)
+    private let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 3)
+    private var period = 0
+
+    init(offsets: [Int], periods: Int) {
+        self.offsets = offsets
+        self.periods = periods
+        bytes.initialize(from: [0x90, 0, 100], count: 3)
+    }
+
+    deinit {
+        sent.deallocate()
+        bytes.deallocate()
+    }
+
+    func process(_ cycle: JACKCycle) {
+        guard armed.load(ordering: .acquiring), period < periods else { return }
+        var count = sentCount.load(ordering: .relaxed)
+        for offset in offsets {
+            bytes[1] = UInt8(count)
+            cycle.writeMIDI(UnsafeBufferPointer(start: bytes, count: 3), atFrame: offset)
+            sent[count] = cycle.hostNanoseconds + Int64(offset) * 1_000_000_000 / 48_000
+            count += 1
+        }
+        sentCount.store(count, ordering: .releasing)
+        period += 1
+    }
+}
+
+extension JACKClientTests {
+    @Test("JACK MIDI in: what another client sends reaches the session's input in order, each stamped within one period of when it was sent")
+    func midiInputStamps() async throws {
+        let server = try JACKServer("midiin", sampleRate: 48_000, period: 512)
+        defer { server.stop() }  // keeps the server alive to the end of the test
+        let keyboard = try JACKClient(name: "keyboard", server: server.name, midiOutput: true)
+        let sender = StampedMIDISender(offsets: [0, 7, 300, 511], periods: 6)
+        try keyboard.start(source: sender, connections: .none)
+
+        let session = try PlaybackSession(sequence: Self.sessionSong(), options: PlaybackSession.Options(instrument: .builtIn))
+        let backend = JACKBackend(options: .init(clientName: "tactus-in", server: server.name, connections: .none,
+                                                 midiInputSources: [try #require(keyboard.midiOutputPortName)]))
+        let received = Mutex<[(Int64, [UInt8])]>([])
+        let input = try #require(backend.midiInput)
+        input.start { host, bytes in received.withLock { $0.append((host, bytes)) } }
+        try session.start(on: backend)
+        sender.armed.store(true, ordering: .releasing)
+        #expect(waitUntil { received.withLock { $0.count } >= 24 })
+        session.stop(drain: false)
+        _ = try? await session.finished()
+        input.stop()
+        keyboard.stop()
+
+        let got = received.withLock { $0 }
+        #expect(got.map { $0.1[1] } == (0..<24).map { UInt8($0) }, "every message once, in order")
+        let period = Int64(512) * 1_000_000_000 / 48_000
+        for (index, (host, _)) in got.enumerated() where index < 24 {
+            let sentAt = sender.sent[index]
+            #expect(abs(host - sentAt) <= period + 1_000, "message \(index) stamped \(host - sentAt) ns from when it was sent")
+            if index > 0 {
+                // Within a period, stamps are as far apart as the frames.
+                let spacing = (host - got[index - 1].0) - (sentAt - sender.sent[index - 1])
+                #expect(abs(spacing) <= 1_000, "message \(index): spacing off by \(spacing) ns")
+            }
+        }
+        #expect(input.droppedCount == 0)
+    }
+}
