@@ -1,6 +1,7 @@
 import CJACK
 import Foundation
 import Playback
+import Sequencing
 import Synchronization
 
 /// Plays a ``PlaybackSession`` as a JACK client: stereo output ports (`out_left`,
@@ -47,6 +48,7 @@ public final class JACKBackend: MIDIPortBackend, @unchecked Sendable {
     private var source: RendererSource?
     private let running = Atomic<Bool>(false)
     private var taps: [MIDIPortTap] = []
+    private var clock: (sequence: MusicSequence, ports: [String])?
 
     /// The MIDI input, when ``Options/midiInput`` asked for one: start it to receive what
     /// arrives on `midi_in`, with host times a recorder understands.
@@ -91,13 +93,38 @@ public final class JACKBackend: MIDIPortBackend, @unchecked Sendable {
         self.taps = taps
     }
 
+    /// Sends MIDI clock for `sequence` (24 per quarter note on its tempo map, following the
+    /// play rate; Start, Stop, Song Position Pointer and Continue with the transport) from a
+    /// MIDI output `midi_clock`, connected to `ports` (JACK MIDI inputs) when playback starts.
+    /// Call before the session starts; the session must play the same sequence.
+    public func sendMIDIClock(for sequence: MusicSequence, to ports: [String]) {
+        clock = (sequence, ports)
+    }
+
+    /// The full name of the MIDI clock output, once started with ``sendMIDIClock(for:to:)``.
+    public private(set) var midiClockPortName: String?
+
     public func start(_ renderer: PlaybackRenderer) throws(AudioBackendError) {
         guard let client else { throw AudioBackendError(.io, backend: name, reason: "cannot start: not open") }
-        let known = client.ports(midi: true, flags: Int32(JackPortIsOutput))
-        for name in options.midiInputSources where !known.contains(name) {
-            throw AudioBackendError(.unavailable, backend: self.name, reason: JACKError.unknownPort(name, available: known).description)
+        let known = client.ports(midi: true, flags: Int32(JackPortIsInput))
+        var clockOutput: (port: Int, tap: MIDIPortTap, generator: MIDIClockGenerator)?
+        if let clock {
+            for port in clock.ports where !known.contains(port) {
+                throw AudioBackendError(.unavailable, backend: name, reason: JACKError.unknownPort(port, available: known).description)
+            }
+            do {
+                let index = try client.addMIDIOutputPort(named: "midi_clock")
+                midiClockPortName = client.addedMIDIOutputPortNames[index]
+                clockOutput = (index, MIDIPortTap(portName: "midi_clock"), MIDIClockGenerator(sequence: clock.sequence, sampleRate: client.sampleRate))
+            } catch {
+                throw AudioBackendError(.cannotOpen, backend: name, reason: error.description)
+            }
         }
-        let source = RendererSource(renderer: renderer, taps: taps, input: midiInput, sampleRate: client.sampleRate)
+        let sources = client.ports(midi: true, flags: Int32(JackPortIsOutput))
+        for name in options.midiInputSources where !sources.contains(name) {
+            throw AudioBackendError(.unavailable, backend: self.name, reason: JACKError.unknownPort(name, available: sources).description)
+        }
+        let source = RendererSource(renderer: renderer, taps: taps, input: midiInput, sampleRate: client.sampleRate, clock: clockOutput)
         self.source = source
         do {
             try client.start(source: source, connections: options.connections)
@@ -106,6 +133,9 @@ public final class JACKBackend: MIDIPortBackend, @unchecked Sendable {
             }
             if let port = client.midiInputPortName {
                 for name in options.midiInputSources { try client.connect(name, to: port) }
+            }
+            if let clock, let clockPort = midiClockPortName {
+                for port in clock.ports { try client.connect(clockPort, to: port) }
             }
         } catch {
             client.stop()
@@ -140,13 +170,28 @@ private final class RendererSource: JACKProcessSource, @unchecked Sendable {
     let taps: [MIDIPortTap]
     let input: JACKMIDIInput?
     let sampleRate: Int
+    let clock: (port: Int, tap: MIDIPortTap, generator: MIDIClockGenerator)?
     let consumed = Atomic<Int64>(0)
 
-    init(renderer: PlaybackRenderer, taps: [MIDIPortTap], input: JACKMIDIInput?, sampleRate: Int) {
+    init(renderer: PlaybackRenderer, taps: [MIDIPortTap], input: JACKMIDIInput?, sampleRate: Int,
+         clock: (port: Int, tap: MIDIPortTap, generator: MIDIClockGenerator)?) {
         self.renderer = renderer
         self.taps = taps
         self.input = input
         self.sampleRate = sampleRate
+        self.clock = clock
+    }
+
+    /// Writes what `tap` holds for output frames before `end` to the added MIDI output `port`.
+    private func send(_ tap: MIDIPortTap, port: Int, cycle: JACKCycle, firstFrame: Int64, end: Int64) {
+        tap.drain(before: end) { timed in
+            let offset = Int(max(0, timed.frame - firstFrame))
+            var bytes = (timed.message.status, timed.message.data1, timed.message.data2)
+            let length = 1 + timed.message.dataByteCount
+            _ = withUnsafeBytes(of: &bytes) { raw in
+                cycle.writeMIDI(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: length), atFrame: offset, port: port)
+            }
+        }
     }
 
     func process(_ cycle: JACKCycle) {
@@ -157,15 +202,11 @@ private final class RendererSource: JACKProcessSource, @unchecked Sendable {
         // graph's latency), so a message goes out at its own frame; the graph has rendered up
         // to its latency further, and those messages wait for the next period.
         let end = firstFrame + Int64(cycle.frameCount)
-        for (port, tap) in taps.enumerated() {
-            tap.drain(before: end) { timed in
-                let offset = Int(max(0, timed.frame - firstFrame))
-                var bytes = (timed.message.status, timed.message.data1, timed.message.data2)
-                let length = 1 + timed.message.dataByteCount
-                _ = withUnsafeBytes(of: &bytes) { raw in
-                    cycle.writeMIDI(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: length), atFrame: offset, port: port)
-                }
-            }
+        for (port, tap) in taps.enumerated() { send(tap, port: port, cycle: cycle, firstFrame: firstFrame, end: end) }
+        if let clock {
+            // The session renders a JACK period in one engine block, so its anchor covers it.
+            if let anchor = renderer.lastBlockAnchor() { clock.generator.advance(anchor: anchor, frameCount: cycle.frameCount, into: clock.tap) }
+            send(clock.tap, port: clock.port, cycle: cycle, firstFrame: firstFrame, end: end)
         }
         consumed.add(Int64(cycle.frameCount), ordering: .releasing)
     }

@@ -2,6 +2,7 @@ import ALSA
 import ArgumentParser
 import AudioGraph
 import Foundation
+import JACK
 import MIDI
 import Playback
 import Sequencing
@@ -136,8 +137,11 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Play MIDI only, to these ALSA sequencer ports (CLIENT:PORT or a client name prefix, comma-separated); no audio device is used.")
     var port: String?
 
-    @Flag(name: .customLong("midi-clock"), help: "With --port: also send MIDI clock (24 per quarter note through tempo changes and --rate), Start or Song Position Pointer and Continue, and Stop, so drum machines and other sequencers follow.")
+    @Flag(name: .customLong("midi-clock"), help: "With --port or --driver jack: also send MIDI clock (24 per quarter note through tempo changes and --rate), Start or Song Position Pointer and Continue, and Stop, so drum machines and other sequencers follow. Through JACK it leaves from Tactus:midi_clock, connected to --clock-to.")
     var midiClock = false
+
+    @Option(name: .customLong("clock-to"), help: "With --driver jack --midi-clock: JACK MIDI input ports the clock output connects to (comma-separated).")
+    var clockTo: String?
 
     @Option(name: .customLong("transport-in"), help: "Follow MIDI Start, Stop, Continue and Song Position Pointer from these ALSA sequencer ports (comma-separated), or 'any' to take them from whatever connects to Tactus's input port; playback waits for Start or Continue.")
     var transportIn: String?
@@ -160,8 +164,12 @@ struct PlayCommand: ParsableCommand {
             try playMIDI(to: port)
             return
         }
-        if midiClock {
-            printError("\(file): --midi-clock goes with --port (MIDI-only playback to sequencer ports)")
+        if midiClock && driverOptions.driver != .jack {
+            printError("\(file): --midi-clock goes with --port (MIDI-only playback to sequencer ports) or --driver jack")
+            throw ExitCode(ExitStatus.usage)
+        }
+        if clockTo != nil && !(midiClock && driverOptions.driver == .jack) {
+            printError("\(file): --clock-to goes with --driver jack --midi-clock")
             throw ExitCode(ExitStatus.usage)
         }
         guard let rate = Int(sampleRate), RenderCommand.sampleRates.contains(rate) else {
@@ -226,6 +234,10 @@ struct PlayCommand: ParsableCommand {
             return ExitCode(ExitStatus.unavailable)
         }
         let backend = driverOptions.makeBackend(device: device)
+        if midiClock, let jack = backend as? JACKBackend {
+            let ports = (clockTo ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            jack.sendMIDIClock(for: sequence, to: ports)
+        }
         do {
             try session.start(on: backend)
         } catch {

@@ -32,8 +32,9 @@ final class AudioAndMIDICapture: JACKProcessSource, @unchecked Sendable {
         let start = captured.load(ordering: .relaxed)
         var count = midiCount.load(ordering: .relaxed)
         for index in 0..<cycle.midiInputCount where count < 4096 {
-            guard let event = cycle.midiInput(at: index), event.bytes.count == 3 else { continue }
-            midi[count] = (start + event.frame, event.bytes[0], event.bytes[1], event.bytes[2])
+            guard let event = cycle.midiInput(at: index), (1...3).contains(event.bytes.count) else { continue }
+            let bytes = event.bytes
+            midi[count] = (start + event.frame, bytes[0], bytes.count > 1 ? bytes[1] : 0, bytes.count > 2 ? bytes[2] : 0)
             count += 1
         }
         midiCount.store(count, ordering: .releasing)

@@ -64,6 +64,25 @@ public final class PlaybackRenderer: @unchecked Sendable {
         return keep
     }
 
+    /// Where the engine's last block began: its graph frame, song position and rate (0 while
+    /// stopped). Read it on the backend's thread right after ``render(frameCount:left:right:)``
+    /// to follow the song per period (``MIDIClockGenerator``). Real-time safe.
+    public func lastBlockAnchor() -> PlaybackAnchor? {
+        for _ in 0..<1000 {
+            let before = engine.anchorSequence.load(ordering: .acquiring)
+            if before & 1 != 0 { continue }
+            let position = engine.anchorSongPosition.load(ordering: .relaxed)
+            let step = engine.anchorRateStep.load(ordering: .relaxed)
+            let host = engine.anchorHostNanos.load(ordering: .relaxed)
+            let output = engine.anchorOutputFrame.load(ordering: .relaxed)
+            atomicMemoryFence(ordering: .acquiring)
+            if engine.anchorSequence.load(ordering: .relaxed) == before {
+                return PlaybackAnchor(outputFrame: output, songPosition: position, rateStep: step, hostNanos: host)
+            }
+        }
+        return nil
+    }
+
     /// True once the whole performance has been rendered.
     public var isFinished: Bool { finished.load(ordering: .acquiring) }
 
