@@ -93,116 +93,44 @@ struct Voice {
 
     /// Renders `count` frames, adding into `left`/`right`.
     ///
-    /// The state is copied into locals for the loop and stored back at the end: through the
-    /// pointer the compiler would otherwise reload and store every field on every sample,
-    /// since the output pointers might alias the voice.
+    /// The oscillators and the filter output are chosen once per call, not per sample: the
+    /// loop is specialised for each combination (``renderSpecialised(count:left:right:send:tables:gainGlide:_:_:_:)``),
+    /// with the same arithmetic in the same order, so the output is identical.
     @inline(__always)
     mutating func render(count: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
                          send: UnsafeMutablePointer<Float>, tables: VoiceTables, gainGlide: Float) {
-        let waveA = patch.waveA, waveB = patch.waveB
-        let levelB = patch.levelB, noiseLevel = patch.noiseLevel
-        let sustainLevel = patch.sustain
-        let mode = patch.filterMode
-        let useB = levelB > 0
-        let useNoise = noiseLevel > 0 || waveA == .noise || waveB == .noise
-        let addNoise = waveA != .noise ? noiseLevel : 0
-        var stage = self.stage, level = self.level
-        let attackStep = self.attackStep, decayCoefficient = self.decayCoefficient
-        let releaseCoefficient = self.releaseCoefficient, fadeStep = self.fadeStep
-        var phaseA = self.phaseA, phaseB = self.phaseB, phaseMod = self.phaseMod
-        let incA = self.incA, incB = self.incB, incMod = self.incMod, fmIndex = self.fmIndex
-        var noiseState = self.noiseState
-        var ic1 = self.ic1, ic2 = self.ic2
-        let fa1 = self.fa1, fa2 = self.fa2, fa3 = self.fa3, fk = self.fk
-        var gainL = self.gainL, gainR = self.gainR
-        let targetL = self.targetL, targetR = self.targetR
-        var sendGain = self.sendGain
-        let targetSend = self.targetSend
-        for i in 0..<count {
-            switch stage {
-            case .attack:
-                level += attackStep
-                if level >= 1 { level = 1; stage = .decay }
-            case .decay:
-                level = sustainLevel + (level - sustainLevel) * decayCoefficient
-                if sustainLevel <= 0 && level < 1e-4 { stage = .off; level = 0 }
-            case .sustain:
-                break
-            case .release:
-                level *= releaseCoefficient
-                if level < 1e-4 { stage = .off; level = 0 }
-            case .fastFade:
-                level -= fadeStep
-                if level <= 0 { stage = .off; level = 0 }
-            case .off:
-                break
-            }
-            if stage == .off { break }
-            var noise: Float = 0
-            if useNoise {
-                noiseState ^= noiseState << 13
-                noiseState ^= noiseState >> 17
-                noiseState ^= noiseState << 5
-                noise = Float(Int32(bitPattern: noiseState)) * (1 / 2_147_483_648)
-            }
-            var s: Float
-            switch waveA {
-            case .sine: s = tables.sin(phaseA)
-            case .saw: s = 2 * phaseA - 1 - polyBLEP(phaseA, incA)
-            case .square:
-                s = (phaseA < 0.5 ? 1 : -1) + polyBLEP(phaseA, incA) - polyBLEP(wrap(phaseA + 0.5), incA)
-            case .triangle: s = 4 * abs(phaseA - 0.5) - 1
-            case .noise: s = noise
-            case .fm:
-                // The index stays below 8, so the offset keeps the phase positive for truncation.
-                var p = phaseA + tables.sin(phaseMod) * fmIndex + 8
-                p -= Float(Int(p))
-                s = tables.sin(p)
-                phaseMod = wrap(phaseMod + incMod)
-            }
-            phaseA = wrap(phaseA + incA)
-            if useB {
-                var b: Float
-                switch waveB {
-                case .saw: b = 2 * phaseB - 1 - polyBLEP(phaseB, incB)
-                case .square: b = (phaseB < 0.5 ? 1 : -1) + polyBLEP(phaseB, incB) - polyBLEP(wrap(phaseB + 0.5), incB)
-                case .triangle: b = 4 * abs(phaseB - 0.5) - 1
-                case .noise: b = noise
-                default: b = tables.sin(phaseB)
-                }
-                phaseB = wrap(phaseB + incB)
-                s += b * levelB
-            }
-            s += noise * addNoise
-            let v3 = s - ic2
-            let v1 = fa1 * ic1 + fa2 * v3
-            let v2 = ic2 + fa2 * ic1 + fa3 * v3
-            ic1 = 2 * v1 - ic1
-            ic2 = 2 * v2 - ic2
-            let y: Float
-            switch mode {
-            case .lowPass: y = v2
-            case .bandPass: y = v1
-            case .highPass: y = s - fk * v1 - v2
-            }
-            let out = y * level
-            gainL += (targetL - gainL) * gainGlide
-            gainR += (targetR - gainR) * gainGlide
-            sendGain += (targetSend - sendGain) * gainGlide
-            left[i] += out * gainL
-            right[i] += out * gainR
-            send[i] += out * sendGain
+        switch patch.waveA {
+        case .sine: renderChoosingB(SineShape.self, count, left, right, send, tables, gainGlide)
+        case .saw: renderChoosingB(SawShape.self, count, left, right, send, tables, gainGlide)
+        case .square: renderChoosingB(SquareShape.self, count, left, right, send, tables, gainGlide)
+        case .triangle: renderChoosingB(TriangleShape.self, count, left, right, send, tables, gainGlide)
+        case .noise: renderChoosingB(NoiseShape.self, count, left, right, send, tables, gainGlide)
+        case .fm: renderChoosingB(FMShape.self, count, left, right, send, tables, gainGlide)
         }
-        self.stage = stage
-        self.level = level
-        self.phaseA = phaseA
-        self.phaseB = phaseB
-        self.phaseMod = phaseMod
-        self.noiseState = noiseState
-        self.ic1 = ic1
-        self.ic2 = ic2
-        self.gainL = gainL
-        self.gainR = gainR
-        self.sendGain = sendGain
+    }
+
+    private mutating func renderChoosingB<A: WaveShape>(_ a: A.Type, _ count: Int, _ left: UnsafeMutablePointer<Float>,
+                                                        _ right: UnsafeMutablePointer<Float>, _ send: UnsafeMutablePointer<Float>,
+                                                        _ tables: VoiceTables, _ gainGlide: Float) {
+        guard patch.levelB > 0 else {
+            return renderChoosingFilter(a, NoShape.self, count, left, right, send, tables, gainGlide)
+        }
+        switch patch.waveB {
+        case .saw: renderChoosingFilter(a, SawShape.self, count, left, right, send, tables, gainGlide)
+        case .square: renderChoosingFilter(a, SquareShape.self, count, left, right, send, tables, gainGlide)
+        case .triangle: renderChoosingFilter(a, TriangleShape.self, count, left, right, send, tables, gainGlide)
+        case .noise: renderChoosingFilter(a, NoiseShape.self, count, left, right, send, tables, gainGlide)
+        case .sine, .fm: renderChoosingFilter(a, SineShape.self, count, left, right, send, tables, gainGlide)
+        }
+    }
+
+    private mutating func renderChoosingFilter<A: WaveShape, B: WaveShape>(_ a: A.Type, _ b: B.Type, _ count: Int,
+                                                                          _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>,
+                                                                          _ send: UnsafeMutablePointer<Float>, _ tables: VoiceTables, _ gainGlide: Float) {
+        switch patch.filterMode {
+        case .lowPass: renderSpecialised(count: count, left: left, right: right, send: send, tables: tables, gainGlide: gainGlide, a, b, LowPassOutput.self)
+        case .bandPass: renderSpecialised(count: count, left: left, right: right, send: send, tables: tables, gainGlide: gainGlide, a, b, BandPassOutput.self)
+        case .highPass: renderSpecialised(count: count, left: left, right: right, send: send, tables: tables, gainGlide: gainGlide, a, b, HighPassOutput.self)
+        }
     }
 }
