@@ -13,6 +13,13 @@ struct Tactus: ParsableCommand {
 
     /// Runs the command line, first turning a bare `--loop` into `--loop forever`.
     static func main() {
+        // A parent may start us with the stop signals blocked (the mask survives exec, and
+        // some process managers and shells' background jobs do this): Ctrl-C, a scheduler's
+        // SIGTERM and a closed terminal's SIGHUP must still reach every command's handler.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&stopSignals, signalNumber) }
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         main(expandingBareLoop(Array(CommandLine.arguments.dropFirst())))
     }
 }

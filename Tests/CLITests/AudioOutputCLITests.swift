@@ -80,6 +80,35 @@ struct AudioOutputCLITests {
         #expect(wrongRate.status == 73 && wrongRate.stderr.contains("48000"), "\(wrongRate.stderr)")
     }
 
+    @Test("Opus decodes in opusdec, an independent decoder, to the WAV output's length and level, in step with it",
+          .enabled(if: tool("opusdec") != nil && hasSndFile, "needs opusdec (Debian package opus-tools) and libsndfile.so.1 (libsndfile1)"))
+    func opusDecodesElsewhere() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let wav = dir.appendingPathComponent("a.wav").path, opus = dir.appendingPathComponent("a.opus").path
+        let decoded = dir.appendingPathComponent("decoded.wav").path
+        #expect(try CLI.run(["render", Self.song, "-o", wav, "--sample-rate", "48000"] + Self.options).status == 0)
+        let r = try CLI.run(["render", Self.song, "-o", opus, "--sample-rate", "48000"] + Self.options)
+        #expect(r.status == 0, "\(r.stderr)")
+        let d = try Self.run(Self.tool("opusdec")!, ["--quiet", "--rate", "48000", opus, decoded])
+        #expect(d.status == 0, "\(d.stderr)")
+        func int16s(_ data: Data) -> [Double] {
+            data.withUnsafeBytes { raw in (0..<raw.count / 2).map { Double(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self))) } }
+        }
+        let original = int16s(try Self.samples(Data(contentsOf: URL(fileURLWithPath: wav))))
+        let lossy = int16s(try Self.samples(Data(contentsOf: URL(fileURLWithPath: decoded))))
+        #expect(lossy.count == original.count, "opusdec gave \(lossy.count / 2) frames, the WAV has \(original.count / 2)")
+        let n = min(lossy.count, original.count)
+        let energy = original[..<n].reduce(0) { $0 + $1 * $1 }, decodedEnergy = lossy[..<n].reduce(0) { $0 + $1 * $1 }
+        var error = 0.0
+        for i in 0..<n { error += (original[i] - lossy[i]) * (original[i] - lossy[i]) }
+        let levelDifference = abs(10 * log10(decodedEnergy / energy))
+        let errorBelowSignal = 10 * log10(energy / max(error, 1))
+        #expect(levelDifference < 0.5, "level differs by \(levelDifference) dB")
+        // A decoder out of step (a wrong pre-skip) would leave the error near the signal's level.
+        #expect(errorBelowSignal > 12, "the difference is only \(errorBelowSignal) dB below the signal")
+    }
+
     @Test("A FIFO read by another process and - piped into sox get the same samples as a file",
           .enabled(if: tool("sox") != nil && tool("bash") != nil, "needs sox (Debian package sox) and bash"))
     func fifoAndStandardOutput() throws {
