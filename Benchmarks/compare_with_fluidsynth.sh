@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Renders every MIDI file of a folder with FluidSynth and with `tactus render`, from the same
-# SoundFont, reverb and chorus off on both sides, and prints compare_audio.py's verdict per file.
+# SoundFont, reverb and chorus off on both sides (EFFECTS=on: both programs' defaults, reverb
+# and chorus on), and prints compare_audio.py's verdict per file.
 # Exits 1 when any verdict is worse than "close" (or a render fails), 0 otherwise.
 #
 #   Benchmarks/compare_with_fluidsynth.sh [MIDI_DIR] [SOUNDFONT]
 #   (defaults: /usr/share/games/openttd/baseset/openmsx, /usr/share/sounds/sf2/FluidR3_GM.sf2)
 # Environment: TACTUS (binary, default .build/release/tactus, built if missing), COMPARE
-# (compare_audio.py, default ../shared/bench/compare_audio.py), KEEP=1 keeps the WAV files.
+# (compare_audio.py, default ../shared/bench/compare_audio.py), KEEP=1 keeps the WAV files,
+# EFFECTS=on renders with reverb and chorus on.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MID_DIR=${1:-/usr/share/games/openttd/baseset/openmsx}
@@ -23,10 +25,16 @@ OUT=$(mktemp -d /tmp/tactus-compare.XXXXXX)
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$OUT"' EXIT
 worse=0; n=0
 declare -A count
+if [ "${EFFECTS:-off}" = on ]; then
+  fs_effects=(); tactus_effects=(); effects="reverb and chorus on (both programs' defaults)"
+else
+  fs_effects=(-o synth.reverb.active=0 -o synth.chorus.active=0); tactus_effects=(--no-reverb --no-chorus)
+  effects="reverb and chorus off on both sides"
+fi
 for mid in "$MID_DIR"/*.mid; do
   name=$(basename "$mid" .mid)
-  fluidsynth -ni -q -F "$OUT/$name.fluidsynth.wav" -r 44100 -o synth.reverb.active=0 -o synth.chorus.active=0 "$SF" "$mid" >/dev/null 2>&1
-  if ! "$TACTUS" render "$mid" -o "$OUT/$name.tactus.wav" --soundfont "$SF" --no-reverb --no-chorus --quiet >/dev/null; then
+  fluidsynth -ni -q -F "$OUT/$name.fluidsynth.wav" -r 44100 "${fs_effects[@]}" "$SF" "$mid" >/dev/null 2>&1
+  if ! "$TACTUS" render "$mid" -o "$OUT/$name.tactus.wav" --soundfont "$SF" "${tactus_effects[@]}" --quiet >/dev/null; then
     echo "$name: tactus render failed"; worse=1; continue
   fi
   line=$(python3 "$COMPARE" "$OUT/$name.fluidsynth.wav" "$OUT/$name.tactus.wav")
@@ -37,6 +45,6 @@ for mid in "$MID_DIR"/*.mid; do
 done
 summary=""
 for v in SAME CLOSE DIFFERENT UNRELATED; do [ -n "${count[$v]:-}" ] && summary="$summary ${count[$v]} $v"; done
-echo "$n files:$summary (SoundFont $(basename "$SF"), reverb and chorus off on both sides)"
+echo "$n files:$summary (SoundFont $(basename "$SF"), $effects)"
 [ "${KEEP:-0}" = 1 ] && echo "renders kept in $OUT"
 exit $worse

@@ -1,7 +1,13 @@
 import Foundation
 
 /// A stereo chorus: the input feeds one delay line read by several voices whose delays swing
-/// with sine LFOs spread evenly in phase; even voices lean left, odd voices right.
+/// with sine LFOs spread evenly in phase, mixed to stereo as FluidSynth's chorus does.
+///
+/// FluidSynth's stereo unit sums even voices into one side and odd voices into the other
+/// (with an odd count above 2, the last voice into both), then spreads them at its fixed
+/// width of 10: each side takes its own sum at `level / 3 * 5.5` and the other's at
+/// `level / 3 * -4.5`. That wide mix is much louder than an equal-power pan, so matching it
+/// is what makes FluidSynth's default sound (chorus on) and Tactus's the same level.
 ///
 /// Everything advances per sample (delay line, LFO phase), so the output does not depend on
 /// how blocks are split. The delay line is allocated in `prepare`.
@@ -43,10 +49,12 @@ public final class ChorusNode: ParameterizedNode {
     private var phaseStep: Double = 0
     private var centreDelay: Float = 0
     private var swing: Float = 0
-    private var wetGain: Float = 0
+    /// Gain of a side's own voices and of the other side's, from the level and the width.
+    private var ownSideGain: Float = 0
+    private var otherSideGain: Float = 0
     private var dryGain: Float = 0
-    private var panLeft = [Float](repeating: 0, count: ChorusNode.maximumVoices)
-    private var panRight = [Float](repeating: 0, count: ChorusNode.maximumVoices)
+    /// FluidSynth's stereo width (its WIDTH, fixed at the maximum).
+    private static let width: Float = 10
     /// One sine period with a guard point, read with linear interpolation: a call to sin()
     /// per voice and sample would cost more than the whole chorus.
     private static let sineSize = 4096
@@ -95,14 +103,17 @@ public final class ChorusNode: ParameterizedNode {
         let samplesPerMillisecond = Float(sampleRate / 1000)
         swing = parameters[Parameter.depth] * samplesPerMillisecond / 2
         centreDelay = Float(Self.baseDelayMilliseconds) * samplesPerMillisecond + swing
-        wetGain = parameters[Parameter.level] / Float(voiceCount) * 0.5
-        dryGain = parameters[Parameter.dry]
-        for k in 0..<Self.maximumVoices {
-            // Voices spread across the stereo field, equal power.
-            let position = voiceCount == 1 ? 0.5 : Double(k) / Double(voiceCount - 1)
-            panLeft[k] = Float(cos(position * Double.pi / 2) * 2.0.squareRoot())
-            panRight[k] = Float(sin(position * Double.pi / 2) * 2.0.squareRoot())
+        let level = parameters[Parameter.level]
+        if voiceCount > 1 {
+            // Divided by 1 + width * 0.2, so the level hardly depends on the width.
+            let wet = level / (1 + Self.width * 0.2)
+            ownSideGain = wet * (Self.width / 2 + 0.5)
+            otherSideGain = wet * ((1 - Self.width) / 2)
+        } else {
+            ownSideGain = level
+            otherSideGain = -level
         }
+        dryGain = parameters[Parameter.dry]
     }
 
     public func parametersChanged() { update() }
@@ -125,7 +136,7 @@ public final class ChorusNode: ParameterizedNode {
         for f in 0..<frameCount {
             let x = (input.left[f] + input.right[f]) * 0.5
             line[writeIndex] = x
-            var l: Float = 0, r: Float = 0
+            var even: Float = 0, odd: Float = 0, last: Float = 0
             for k in 0..<n {
                 var p = lfoPhase + Double(k) / Double(n)
                 if p >= 1 { p -= 1 }
@@ -140,11 +151,13 @@ public final class ChorusNode: ParameterizedNode {
                 let frac = position - Float(i0)
                 let i1 = i0 + 1 == length ? 0 : i0 + 1
                 let y = line[i0] + (line[i1] - line[i0]) * frac
-                l += y * panLeft[k]
-                r += y * panRight[k]
+                if k & 1 == 0 { even += y } else { odd += y }
+                last = y
             }
-            output.left[f] = l * wetGain + input.left[f] * dryGain
-            output.right[f] = r * wetGain + input.right[f] * dryGain
+            // An odd count leaves the odd side a voice short: the last voice goes there too.
+            if n & 1 == 1 && n > 2 { odd += last }
+            output.left[f] = even * ownSideGain + odd * otherSideGain + input.left[f] * dryGain
+            output.right[f] = odd * ownSideGain + even * otherSideGain + input.right[f] * dryGain
             writeIndex += 1
             if writeIndex == length { writeIndex = 0 }
             lfoPhase += phaseStep

@@ -105,6 +105,25 @@ import Testing
         #expect(try level(8000) < 0.01)
     }
 
+    /// With no swing every chorus voice reads the same delayed sample, so the output is the
+    /// input times the stereo unit's gains: FluidSynth's, whose width-10 mix makes its default
+    /// chorus as loud as it is (level 2: 4/3 for 3 voices, 2/3 for 2, and for 1 voice +2 on
+    /// the left, -2 on the right).
+    @Test(arguments: [(3, Float(4.0 / 3.0), Float(4.0 / 3.0)), (2, Float(2.0 / 3.0), Float(2.0 / 3.0)), (4, Float(4.0 / 3.0), Float(4.0 / 3.0)), (1, Float(2), Float(-2))])
+    func chorusMixesItsVoicesAsFluidSynthDoes(voices: Int, leftGain: Float, rightGain: Float) throws {
+        let g = AudioGraph()
+        let s = g.add(SineSource(frequency: 220)), c = g.add(ChorusNode(voices: voices, depthMilliseconds: 0, level: 2)), o = g.add(OutputNode())
+        try g.connect(s, to: c)
+        try g.connect(c, to: o)
+        let (l, r) = renderGraph(try g.compile(sampleRate: 44_100, maximumFrameCount: 512), frames: 8820, blockSizes: [512])
+        let input = Float(0.5).squareRoot()  // the sine's RMS
+        #expect(abs(rms(l[4410...]) / input - abs(leftGain)) < 0.01, "\(voices) voices: left \(rms(l[4410...]) / input)")
+        #expect(abs(rms(r[4410...]) / input - abs(rightGain)) < 0.01, "\(voices) voices: right \(rms(r[4410...]) / input)")
+        // The sign: the sides move together, or against each other for one voice.
+        let together = zip(l[4410...], r[4410...]).reduce(Float(0)) { $0 + $1.0 * $1.1 }
+        #expect((together > 0) == (leftGain * rightGain > 0))
+    }
+
     @Test func limiterNeverExceedsItsCeiling() throws {
         for ceiling: Float in [0, -0.3, -6] {
             let g = AudioGraph()
