@@ -23,7 +23,7 @@ public struct PlayedUserEvent: Sendable, Hashable {
     }
 }
 
-/// Plays a ``MusicSequence`` through an audio graph, like Apple's MusicPlayer: start, stop,
+/// Plays a `MusicSequence` through an audio graph, like Apple's MusicPlayer: start, stop,
 /// position in ticks, beats, bar:beat:tick or seconds (also while playing), play rate, a
 /// transport loop, live edits of the sequence, and user events handed to a callback.
 ///
@@ -183,7 +183,7 @@ public final class Player {
         set { locate(toSongFrame: Int64((max(0, newValue) * Double(sampleRate)).rounded())) }
     }
 
-    /// Moves to a position given as text-parsed ``MusicPosition``.
+    /// Moves to a position given as text-parsed `MusicPosition`.
     public func locate(to position: MusicPosition) {
         locate(toTick: position.tick(in: sequence))
     }
