@@ -268,7 +268,15 @@ public struct SoundFontSample: Sendable, Hashable {
 
     /// Stereo role of a sample (`sfSampleLink`, ROM flag removed).
     public enum Kind: Sendable, Hashable {
-        case mono, left, right, linked
+        /// A sample of its own.
+        case mono
+        /// The left half of a stereo pair.
+        case left
+        /// The right half of a stereo pair.
+        case right
+        /// A sample of a linked chain (`sfSampleLink` 8), which the specification defines but
+        /// does not describe further.
+        case linked
     }
 
     /// Creates a sample header.
