@@ -42,6 +42,15 @@ run example-checks audible "$out/sampler.wav"
 expect "sampler-sequence: 8 bar events, each once, in order with its tick" \
     test "$(grep -c '^bar [1-8] at tick' "$out/sampler.txt")" = 8
 
+run time-and-tempo > "$out/time.txt"
+cat "$out/time.txt"
+expect "time-and-tempo: bar 5 beat 2 in ticks, beats, seconds and frames" \
+    grep -qx 'bar 5 beat 2: tick 16320, 17.0 beats, 9.4 s, frame 451200 at 48 kHz' "$out/time.txt"
+expect "time-and-tempo: seconds back to bar:beat:tick" grep -qx '9.4 s is tick 16320, at 5:2:0' "$out/time.txt"
+expect "time-and-tempo: typed positions" test "$(grep -c -- '-> tick 16320$' "$out/time.txt")" = 3
+expect "time-and-tempo: 1,000 tempo changes land on the closed form" \
+    sh -c "grep '^after 1,000' '$out/time.txt' | awk '{ exit !(\$6 == \$9 \",\") }'"
+
 # The custom instruments and effect pass the allocation-free render check.
 swift test
 echo "all example checks passed"

@@ -1,7 +1,7 @@
 import Foundation
 import Playback
 
-/// Plays a ``PlaybackSession`` through an ALSA PCM device: `default`, `hw:0,0`, `plughw:1`,
+/// Plays a `PlaybackSession` through an ALSA PCM device: `default`, `hw:0,0`, `plughw:1`,
 /// or `file:'/path.raw',raw` (ALSA's file plugin, which writes what is played to a file and
 /// needs no sound card).
 ///

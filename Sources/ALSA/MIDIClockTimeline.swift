@@ -13,11 +13,16 @@ public struct MIDIClockTimeline: Sendable {
     /// Clocks per Song Position Pointer unit (a sixteenth note).
     public static let clocksPerSixteenth: Int64 = 6
 
+    /// The song's tempo map.
     public let tempo: TempoMap
+    /// The tick playback starts from.
     public let fromTick: Int64
+    /// The tick playback ends at.
     public let endTick: Int64
+    /// The play rate (2 is twice as fast), which scales the clock's pace.
     public let rate: Double
 
+    /// A timeline for playing `tempo` from `fromTick` to `endTick` at `rate`.
     public init(tempo: TempoMap, fromTick: Int64, endTick: Int64, rate: Double) {
         self.tempo = tempo
         self.fromTick = fromTick

@@ -25,7 +25,7 @@ public struct TimedMIDIMessage: Hashable, Sendable {
 /// Every audible track (mute and solo apply; the conductor track always plays) contributes
 /// its notes as note-on and note-off, its other messages, and its sysex; meta, automation and
 /// application events stay behind. Track offsets and track loops apply as in audio playback.
-/// Within a tick, messages come in the playback order of ``SequenceEvent/playbackRank``.
+/// Within a tick, messages come in the playback order of `SequenceEvent.playbackRank`.
 public struct MIDITimeline: Hashable, Sendable {
     /// The messages in the order they are sent, times never decreasing.
     public private(set) var messages: [TimedMIDIMessage]

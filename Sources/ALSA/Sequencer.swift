@@ -33,9 +33,13 @@ public enum SequencerError: Error, Sendable, CustomStringConvertible, Equatable 
 
 /// A sequencer port as `tactus ports` lists it.
 public struct SequencerPort: Hashable, Sendable, CustomStringConvertible {
+    /// The client number (the part before the colon of `20:0`).
     public var client: Int
+    /// The port number within the client.
     public var port: Int
+    /// The client's name (the program or the device).
     public var clientName: String
+    /// The port's name.
     public var portName: String
     /// Other programs can send to it (it is an input of its client).
     public var acceptsInput: Bool

@@ -45,7 +45,10 @@ struct DelayLine {
 /// A gain stage with a smoothed level.
 public final class GainNode: ParameterizedNode {
     /// Parameter identifiers.
-    public enum Parameter { public static let gain: UInt32 = 0 }
+    public enum Parameter {
+        /// The level in decibels, -96...24.
+        public static let gain: UInt32 = 0
+    }
     public let name = "Gain"
     public let inputBusCount = 1
     // No declared smoothing: the level glides in the linear domain, below.
@@ -84,7 +87,20 @@ public final class GainNode: ParameterizedNode {
 
 /// The response shapes of ``BiquadFilterNode``.
 public enum BiquadKind: Int, Sendable, CaseIterable {
-    case lowPass = 0, highPass, bandPass, peak, lowShelf, highShelf, notch
+    /// Passes what is below the frequency.
+    case lowPass = 0
+    /// Passes what is above the frequency.
+    case highPass
+    /// Passes a band around the frequency.
+    case bandPass
+    /// Boosts or cuts a band around the frequency by the gain.
+    case peak
+    /// Boosts or cuts what is below the frequency by the gain.
+    case lowShelf
+    /// Boosts or cuts what is above the frequency by the gain.
+    case highShelf
+    /// Removes a narrow band around the frequency.
+    case notch
 }
 
 /// A second-order filter (Robert Bristow-Johnson's cookbook): low, high and band pass,

@@ -4,10 +4,52 @@ import MIDIFile
 import Playback
 import Sequencing
 
-/// Thrown inside a render to stop it for a guard.
+/// Why a guard stopped a render.
 private enum RenderGuard: Error {
     case timedOut
     case tooLong
+    case stopRequested
+}
+
+/// The output as the offline backend sees it: measures the audio (for the manifest's RMS) and
+/// stops the render, before the block that would break one, when a guard trips: the deadline,
+/// the longest duration allowed, or a stop request. The backend then cancels the output.
+/// Written on the render thread, read after the session has ended.
+private final class GuardedSink: AudioSink {
+    private let sink: any AudioSink
+    private let stop: BatchStopRequest
+    private let deadline: ContinuousClock.Instant?
+    private let maximumFrames: Int64?
+    private var written: Int64 = 0
+    private(set) var sumOfSquares = 0.0
+    private(set) var stoppedBy: RenderGuard?
+
+    init(_ sink: any AudioSink, stop: BatchStopRequest, deadline: ContinuousClock.Instant?, maximumFrames: Int64?) {
+        self.sink = sink
+        self.stop = stop
+        self.deadline = deadline
+        self.maximumFrames = maximumFrames
+    }
+
+    func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws {
+        if stop.isRequested {
+            stoppedBy = .stopRequested
+        } else if let deadline, ContinuousClock.now > deadline {
+            stoppedBy = .timedOut
+        } else if let maximumFrames, written + Int64(count) > maximumFrames {
+            stoppedBy = .tooLong
+        }
+        if let stoppedBy { throw stoppedBy }
+        try sink.write(left: left, right: right, count: count)
+        var sum: Float = 0
+        for i in 0..<count { sum += left[i] * left[i] + right[i] * right[i] }
+        sumOfSquares += Double(sum)
+        written += Int64(count)
+    }
+
+    func finish() throws { try sink.finish() }
+
+    func cancel() { sink.cancel() }
 }
 
 /// One input rendered to its output: the work of a batch job.
@@ -84,17 +126,17 @@ struct FileRender {
                 return fail(Code.dataError, "\(path): \(error)")
             }
         }
-        let player: Player
+        let session: PlaybackSession
         do {
-            player = try Player.makeDefault(sequence: sequence, sampleRate: settings.sampleRate,
-                                            maximumFrameCount: min(settings.blockSize, 4096), gainDecibels: settings.gainDecibels,
-                                            instrument: instrument)
+            let options = PlaybackSession.Options(instrument: .custom(instrument), gainDecibels: settings.gainDecibels,
+                                                  tail: settings.tail, sampleRate: settings.sampleRate)
+            session = try PlaybackSession(sequence: sequence, options: options)
         } catch {
-            return fail(Code.dataError, "\(path): cannot build the audio graph: \(error)")
+            return fail(Code.dataError, "\(path): \(error)")
         }
         // The calls a single-file render makes with no transport options, so the output is the same.
-        player.playRate = 1
-        player.setEnd(tick: nil)
+        session.setRate(1)
+        session.setEnd(tick: nil)
 
         let output = entry.output
         let folder = (output as NSString).deletingLastPathComponent
@@ -112,36 +154,28 @@ struct FileRender {
             return fail(Code.cannotCreate, "\(error)")
         }
         let maximumFrames = settings.maximumDurationSeconds.map { Int64($0 * Double(settings.sampleRate)) }
-        var written: Int64 = 0
-        var sumOfSquares = 0.0
-        let statistics: RenderStatistics
+        let guarded = GuardedSink(sink, stop: stop, deadline: deadline, maximumFrames: maximumFrames)
+        let backend = OfflineBackend(sink: guarded, name: output, blockSize: min(settings.blockSize, 4096))
+        let summary: PlaybackSummary
         do {
-            statistics = try player.renderToEnd(blockSize: settings.blockSize, tail: settings.tail, shouldContinue: {
-                !stop.isRequested
-            }) { left, right, count in
-                if let deadline, ContinuousClock.now > deadline { throw RenderGuard.timedOut }
-                if let maximumFrames, written + Int64(count) > maximumFrames { throw RenderGuard.tooLong }
-                try sink.write(left: left, right: right, count: count)
-                var sum: Float = 0
-                for i in 0..<count { sum += left[i] * left[i] + right[i] * right[i] }
-                sumOfSquares += Double(sum)
-                written += Int64(count)
-            }
-            try sink.finish()
-        } catch RenderGuard.timedOut {
-            sink.cancel()
-            return fail(Code.ioError, "\(path): still rendering after \(settings.timeoutSeconds ?? 0) s (--timeout)", status: .timedOut)
-        } catch RenderGuard.tooLong {
-            sink.cancel()
-            return fail(Code.dataError, "\(path): longer than \(settings.maximumDurationSeconds ?? 0) s of audio (--max-duration)",
-                        status: .tooLong)
-        } catch is RenderCancelled {
-            sink.cancel()
-            return fail(Code.ioError, "\(path): stopped by a signal before the end; nothing written", status: .interrupted)
+            try session.start(on: backend)
+            summary = try session.waitUntilFinished()
         } catch {
-            sink.cancel()
-            return fail(Code.ioError, "\(error)")
+            switch guarded.stoppedBy {
+            case .timedOut?:
+                return fail(Code.ioError, "\(path): still rendering after \(settings.timeoutSeconds ?? 0) s (--timeout)", status: .timedOut)
+            case .tooLong?:
+                return fail(Code.dataError, "\(path): longer than \(settings.maximumDurationSeconds ?? 0) s of audio (--max-duration)",
+                            status: .tooLong)
+            case .stopRequested?:
+                return fail(Code.ioError, "\(path): stopped by a signal before the end; nothing written", status: .interrupted)
+            case nil:
+                if case .graph(let reason) = error { return fail(Code.dataError, "\(path): cannot build the audio graph: \(reason)") }
+                return fail(Code.ioError, "\(error)")
+            }
         }
+        let statistics = RenderStatistics(frameCount: summary.framesPlayed, peak: backend.peak, sampleRate: settings.sampleRate)
+        let sumOfSquares = guarded.sumOfSquares
         outcome.status = .ok
         outcome.frames = statistics.frameCount
         outcome.peakDBFS = statistics.peak > 0 ? Double(statistics.peakDecibels) : nil

@@ -40,24 +40,31 @@ public struct ManifestRecord: Codable, Sendable, Equatable {
     /// For a failure: the exit code a single-file render would have given (65 bad data, 66
     /// unreadable input, 73 cannot create the output, 74 I/O error), and the one-line reason.
     public var errorCode: Int?
+    /// The one-line reason of a failure.
     public var message: String?
     /// Warnings about the input (repairs of a damaged file) and the output (silence).
     public var warnings: [String]?
     /// Frames and seconds of audio written.
     public var frames: Int64?
+    /// Seconds of audio written.
     public var seconds: Double?
     /// The largest sample in dBFS, and the loudness as the RMS level of the whole output in dBFS.
     public var peakDBFS: Double?
+    /// The RMS level of the whole output in dBFS.
     public var rmsDBFS: Double?
     /// Wall-clock and CPU (this render's thread) seconds.
     public var wallSeconds: Double?
+    /// CPU seconds of this render's thread.
     public var cpuSeconds: Double?
     /// The Tactus version, the instrument (bank) and the options that shape the output.
     public var tactusVersion: String?
+    /// The instrument (the bank's path, or the built-in synthesizer).
     public var instrument: String?
+    /// The options that shape the output, by name.
     public var options: [String: String]?
     /// The shard (`I/N`) and the process id that wrote the record.
     public var shard: String?
+    /// The id of the process that wrote the record.
     public var pid: Int32?
     /// When the record was written (ISO 8601, UTC).
     public var time: String?

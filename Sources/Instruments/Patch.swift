@@ -16,7 +16,12 @@ public enum Waveform: UInt8, Sendable {
 
 /// Which output of the state-variable filter a patch uses.
 public enum FilterMode: UInt8, Sendable {
-    case lowPass, bandPass, highPass
+    /// The low-pass output.
+    case lowPass
+    /// The band-pass output.
+    case bandPass
+    /// The high-pass output.
+    case highPass
 }
 
 /// Everything that makes one sound of the built-in synthesizer: a General MIDI family or one

@@ -43,7 +43,7 @@ public struct VoiceContext {
 /// pitch bend, parameters and mixing.
 ///
 /// The voice's methods other than `prepare(sampleRate:)` run on the audio thread and follow
-/// ``AudioNode``'s real-time contract: no allocation, no locks, no I/O. A voice is a value
+/// `AudioNode`'s real-time contract: no allocation, no locks, no I/O. A voice is a value
 /// stored in a pool the instrument allocates up front.
 public protocol SynthVoice {
     /// Allocates and computes what depends on the sample rate (control side).
@@ -272,7 +272,18 @@ public final class PolyphonicInstrument<Voice: SynthVoice>: ParameterizedNode {
 /// a ready part for voices.
 public struct ADSREnvelope: Sendable {
     /// The stage the envelope is in.
-    public enum Stage: Sendable { case idle, attack, decay, sustain, release }
+    public enum Stage: Sendable {
+        /// Silent: not started, or released to the end.
+        case idle
+        /// Rising to full level.
+        case attack
+        /// Falling to the sustain level.
+        case decay
+        /// Holding the sustain level while the note is held.
+        case sustain
+        /// Falling to silence after the note ended.
+        case release
+    }
     /// Attack time in seconds.
     public var attack: Double
     /// Decay time in seconds (to the sustain level).

@@ -4,17 +4,17 @@ import Playback
 import Sequencing
 import Synchronization
 
-/// Plays a ``PlaybackSession`` as a JACK client: stereo output ports (`out_left`,
+/// Plays a `PlaybackSession` as a JACK client: stereo output ports (`out_left`,
 /// `out_right`), connected to the system playback ports unless told otherwise, at the
 /// server's sample rate and period, whatever the session asked for.
 ///
 /// A callback backend: the server calls the client once per period on its real-time thread,
 /// and the session's renderer renders straight into the ports' buffers. Xruns are counted as
 /// underruns; a server that shuts down, or throws the client out, ends the session with an
-/// ``AudioBackendError`` of kind `io` naming the reason. Under PipeWire, run the same program
+/// `AudioBackendError` of kind `io` naming the reason. Under PipeWire, run the same program
 /// with `pw-jack`.
 ///
-/// Tracks a song routes to MIDI ports (``Sequencing/TrackDestination/midiPort(_:)``, named as
+/// Tracks a song routes to MIDI ports (`TrackDestination.midiPort(_:)`, named as
 /// JACK MIDI input ports like `fluidsynth:midi_00`) leave from MIDI outputs of the client
 /// (`midi_out`, or `midi_out_1`, `midi_out_2`... for several), connected to those ports, each
 /// message at its frame inside the period whose audio it belongs with.
@@ -32,6 +32,8 @@ public final class JACKBackend: MIDIPortBackend, @unchecked Sendable {
         /// JACK MIDI output ports connected to the MIDI input when playback starts.
         public var midiInputSources: [String]
 
+        /// Options for a client called `clientName` on `server`, its outputs going to
+        /// `connections`, with a MIDI input when `midiInput` or some `midiInputSources` ask for one.
         public init(clientName: String = "Tactus", server: String? = nil, connections: JACKConnections = .systemPlayback,
                     midiInput: Bool = false, midiInputSources: [String] = []) {
             self.clientName = clientName
@@ -42,6 +44,7 @@ public final class JACKBackend: MIDIPortBackend, @unchecked Sendable {
         }
     }
 
+    /// How the client appears and connects.
     public let options: Options
     public let isRealTime = true
     private var client: JACKClient?

@@ -150,15 +150,24 @@ public struct JACKTransportState: Sendable, Equatable {
 
 /// What a timebase master publishes for a transport frame.
 public struct JACKBarBeatTick: Sendable, Equatable {
+    /// The bar, counted from 1.
     public var bar: Int32
+    /// The beat in the bar, counted from 1.
     public var beat: Int32
+    /// The tick in the beat, from 0 to `ticksPerBeat - 1`.
     public var tick: Int32
+    /// Ticks from the song's start to the bar's first beat.
     public var barStartTick: Double
+    /// The time signature's numerator.
     public var beatsPerBar: Float
+    /// The time signature's denominator (4 for quarter-note beats).
     public var beatType: Float
+    /// Ticks in one beat.
     public var ticksPerBeat: Double
+    /// The tempo, in beats per minute.
     public var beatsPerMinute: Double
 
+    /// A position with its time signature and tempo.
     public init(bar: Int32, beat: Int32, tick: Int32, barStartTick: Double, beatsPerBar: Float, beatType: Float,
                 ticksPerBeat: Double, beatsPerMinute: Double) {
         self.bar = bar; self.beat = beat; self.tick = tick; self.barStartTick = barStartTick
@@ -169,5 +178,7 @@ public struct JACKBarBeatTick: Sendable, Equatable {
 
 /// Computes bar, beat and tick for a transport frame; called on JACK's real-time thread.
 public protocol JACKTimebaseProvider: AnyObject {
+    /// The bar, beat and tick, time signature and tempo at transport frame `frame`. Must not
+    /// allocate, lock or do I/O.
     func barBeatTick(atFrame frame: UInt32, sampleRate: UInt32) -> JACKBarBeatTick
 }

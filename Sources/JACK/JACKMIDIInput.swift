@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// MIDI arriving on a JACK client's MIDI input, handed to the control side with the monotonic
-/// host time it arrived at: what a recorder needs (``Playback/MIDIRecorder`` through a
+/// host time it arrived at: what a recorder needs (`MIDIRecorder` through a
 /// recording clock), as the ALSA sequencer input gives it.
 ///
 /// The JACK thread copies each period's messages into a ring allocated up front (never

@@ -24,6 +24,7 @@ public final class SequenceTimebase: JACKTimebaseProvider, @unchecked Sendable {
         Int64(tempo.tick(atSeconds: Double(frame) / Double(max(sampleRate, 1))).rounded(.down))
     }
 
+    /// The song's bar, beat and tick, time signature and tempo at transport frame `frame`.
     public func barBeatTick(atFrame frame: UInt32, sampleRate: UInt32) -> JACKBarBeatTick {
         let tick = tick(atFrame: frame, sampleRate: sampleRate)
         let position = meter.barBeatTick(atTick: tick)
@@ -38,7 +39,7 @@ public final class SequenceTimebase: JACKTimebaseProvider, @unchecked Sendable {
     }
 }
 
-/// Makes a ``PlaybackSession`` follow the JACK transport: when another client starts, stops
+/// Makes a `PlaybackSession` follow the JACK transport: when another client starts, stops
 /// or moves the transport, the session resumes, pauses or locates to the same time in the
 /// song. The song's time is the transport's (play rate 1).
 ///

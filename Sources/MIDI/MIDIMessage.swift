@@ -110,9 +110,44 @@ public struct MIDIMessage: Hashable, Sendable, BitwiseCopyable, CustomStringConv
 
 /// What a status byte says a message is.
 public enum MIDIMessageKind: Hashable, Sendable {
-    case noteOff, noteOn, polyPressure, controlChange, programChange, channelPressure, pitchBend
-    case systemExclusive, quarterFrame, songPosition, songSelect, tuneRequest, endOfExclusive
-    case timingClock, start, `continue`, stop, activeSensing, systemReset
+    /// 8n: a key released.
+    case noteOff
+    /// 9n: a key pressed (velocity 0 means released).
+    case noteOn
+    /// An: pressure on one held key (polyphonic aftertouch).
+    case polyPressure
+    /// Bn: a controller moved, or a channel mode message (controllers 120...127).
+    case controlChange
+    /// Cn: a program (instrument) chosen.
+    case programChange
+    /// Dn: pressure on the whole channel (channel aftertouch).
+    case channelPressure
+    /// En: the pitch wheel, 14 bits centred on 8192.
+    case pitchBend
+    /// F0: the start of a system exclusive message.
+    case systemExclusive
+    /// F1: a MIDI time code quarter frame.
+    case quarterFrame
+    /// F2: the song position pointer, in sixteenth notes.
+    case songPosition
+    /// F3: a song chosen.
+    case songSelect
+    /// F6: analog synthesizers should tune.
+    case tuneRequest
+    /// F7: the end of a system exclusive message.
+    case endOfExclusive
+    /// F8: MIDI clock, 24 per quarter note.
+    case timingClock
+    /// FA: start from the beginning.
+    case start
+    /// FB: continue from the current position.
+    case `continue`
+    /// FC: stop.
+    case stop
+    /// FE: the sender is alive.
+    case activeSensing
+    /// FF: return to the power-up state.
+    case systemReset
     /// Status bytes the MIDI specification leaves undefined (F4, F5, F9, FD) or data bytes.
     case undefined
 
@@ -171,23 +206,42 @@ public enum MIDIStatus {
 
 /// Well-known controller numbers.
 public enum MIDIController {
+    /// Bank select, coarse (0).
     public static let bankSelectMSB: UInt8 = 0
+    /// The modulation wheel (1).
     public static let modulationWheel: UInt8 = 1
+    /// Data entry for the selected RPN or NRPN, coarse (6).
     public static let dataEntryMSB: UInt8 = 6
+    /// Channel volume (7).
     public static let volume: UInt8 = 7
+    /// Pan (10): 0 left, 64 centre, 127 right.
     public static let pan: UInt8 = 10
+    /// Expression (11): a fraction of the channel volume.
     public static let expression: UInt8 = 11
+    /// Bank select, fine (32).
     public static let bankSelectLSB: UInt8 = 32
+    /// Data entry, fine (38).
     public static let dataEntryLSB: UInt8 = 38
+    /// The sustain (damper) pedal (64): down at 64 and above.
     public static let sustainPedal: UInt8 = 64
+    /// The sostenuto pedal (66): holds the notes down when it is pressed.
     public static let sostenutoPedal: UInt8 = 66
+    /// Reverb send level (91).
     public static let reverbSend: UInt8 = 91
+    /// Chorus send level (93).
     public static let chorusSend: UInt8 = 93
+    /// Non-registered parameter number, fine (98).
     public static let nrpnLSB: UInt8 = 98
+    /// Non-registered parameter number, coarse (99).
     public static let nrpnMSB: UInt8 = 99
+    /// Registered parameter number, fine (100).
     public static let rpnLSB: UInt8 = 100
+    /// Registered parameter number, coarse (101).
     public static let rpnMSB: UInt8 = 101
+    /// All sound off (120): silences the channel at once, releases included.
     public static let allSoundOff: UInt8 = 120
+    /// Reset all controllers (121).
     public static let resetAllControllers: UInt8 = 121
+    /// All notes off (123): releases every note of the channel.
     public static let allNotesOff: UInt8 = 123
 }

@@ -86,11 +86,17 @@ public enum FileDump {
 
     /// A note as the oracle's `--notes` view lists it.
     public struct NoteRow: Hashable, Sendable {
+        /// The track's index in the file (the conductor track counts).
         public var track: Int
+        /// The channel, 0...15.
         public var channel: Int
+        /// The key, 0...127.
         public var pitch: Int
+        /// The tick of the note-on.
         public var start: Int64
+        /// The tick of the matching note-off; nil when the note never ends.
         public var end: Int64?
+        /// The note-on's velocity.
         public var velocity: Int
     }
 

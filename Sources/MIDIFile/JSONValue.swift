@@ -1,12 +1,19 @@
 /// A JSON value, printed in the canonical layout of the corpus oracle: keys sorted, scalar
 /// lists on one line, one row per line otherwise, so two dumps diff line by line.
 public indirect enum JSONValue: Hashable, Sendable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A whole number.
     case int(Int64)
+    /// A number with a fraction.
     case double(Double)
+    /// A string.
     case string(String)
+    /// A list.
     case array([JSONValue])
+    /// An object, printed with its keys sorted.
     case object([String: JSONValue])
 
     /// The canonical text.

@@ -31,7 +31,7 @@ public struct SMFReadOptions: Sendable {
 }
 
 /// A Standard MIDI File as read: its header fields and its track chunks, each turned into a
-/// ``MusicTrack`` with notes paired (first in, first out per channel and key).
+/// `MusicTrack` with notes paired (first in, first out per channel and key).
 public struct StandardMIDIFile: Sendable, Hashable {
     /// The header's format word (0, 1 or 2; other values are kept as read).
     public var format: UInt16

@@ -3,8 +3,8 @@ import Sequencing
 
 extension AudioGraph {
     /// The address of the parameter called `name` (without regard to case) of node `node`,
-    /// for automation lanes and parameter events. Throws ``AudioGraphError/unknownNode(_:)``
-    /// or ``AudioGraphError/unknownParameter(node:name:)``.
+    /// for automation lanes and parameter events. Throws `AudioGraphError.unknownNode(_:)`
+    /// or `AudioGraphError.unknownParameter(node:name:)`.
     public func parameterAddress(node: UInt32, named name: String) throws -> ParameterAddress {
         ParameterAddress(node: node, parameter: try parameterID(node: node, named: name))
     }

@@ -72,7 +72,7 @@ public struct RecordingSettings: Hashable, Sendable {
     public var loop: Range<Int64>?
     /// Input quantize: note starts move to the nearest line of this grid, keeping their length.
     public var quantize: QuantizeGrid?
-    /// The track (index into ``MusicSequence/tracks``) the take goes into; nil makes a new one.
+    /// The track (index into `MusicSequence.tracks`) the take goes into; nil makes a new one.
     /// Loop takes always get tracks of their own.
     public var targetTrack: Int?
     /// Where the take starts (ticks): the start of the span `replace` clears when there is no

@@ -51,7 +51,7 @@ extension PlaybackSession: MIDITransportTarget {
 /// from the beginning, Stop stops, Song Position Pointer moves to its sixteenth, Continue plays
 /// on from there. The follower keeps its own tempo (following the clock's tempo is not done).
 ///
-/// Call ``receive(_:)`` from the thread that reads the input; the player's commands are
+/// Call `receive(_:)` from the thread that reads the input; the player's commands are
 /// queued for the audio thread, so nothing waits on it.
 public final class MIDITransportFollower: @unchecked Sendable {
     private let target: any MIDITransportTarget

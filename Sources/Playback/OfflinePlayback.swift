@@ -44,17 +44,7 @@ extension Player {
             tailFrames = Int64((max(0, capSeconds) * Double(sampleRate)).rounded())
             silence = (decibelsToGain(thresholdDecibels), Int64(max(1, sampleRate / RenderTail.windowsPerSecond)))
         }
-        // Output frames follow song frames one to one without a loop or another rate; then a
-        // song that falls silent before its end (bars of rests before its end of track) may
-        // also stop once silent after its last note-on, as it would at its end.
-        var silentAfter: Int64?
-        if silence != nil, loopSetting == nil, playRate == 1 {
-            let lastNoteOn = schedule.events.last { event in
-                if case .midi(let message) = event.event { return message.isNoteOn }
-                return false
-            }?.frame ?? 0
-            silentAfter = max(0, lastNoteOn + 1 - songFrame)
-        }
+        let silentAfter = silence != nil ? silenceMayEndAfter() : nil
         start()
         var toSkip = Int64(engine.graph.latencyFrames)
         while toSkip > 0 {
@@ -98,6 +88,21 @@ extension Player {
             heard += Int64(count)
         }
         return RenderStatistics(frameCount: heard, peak: peak, sampleRate: sampleRate)
+    }
+}
+
+extension Player {
+    /// The output frame after which a tail until silence may end a song that falls silent
+    /// before its end (bars of rests before its end of track): just after its last note-on,
+    /// counted from the current position. Only without a loop and at rate 1, where output
+    /// frames follow song frames one to one; nil otherwise.
+    func silenceMayEndAfter() -> Int64? {
+        guard loopSetting == nil, playRate == 1 else { return nil }
+        let lastNoteOn = schedule.events.last { event in
+            if case .midi(let message) = event.event { return message.isNoteOn }
+            return false
+        }?.frame ?? 0
+        return max(0, lastNoteOn + 1 - songFrame)
     }
 }
 

@@ -10,6 +10,13 @@ public struct RenderStatistics: Sendable, Hashable {
     /// Frames per second.
     public var sampleRate: Int
 
+    /// Statistics of `frameCount` frames at `sampleRate` whose largest absolute sample is `peak`.
+    public init(frameCount: Int64, peak: Float, sampleRate: Int) {
+        self.frameCount = frameCount
+        self.peak = peak
+        self.sampleRate = sampleRate
+    }
+
     /// Duration of the audio in seconds.
     public var seconds: Double { Double(frameCount) / Double(sampleRate) }
     /// The peak in dBFS (-infinity for silence).

@@ -23,7 +23,7 @@ public struct PlayedUserEvent: Sendable, Hashable {
     }
 }
 
-/// Plays a ``MusicSequence`` through an audio graph, like Apple's MusicPlayer: start, stop,
+/// Plays a `MusicSequence` through an audio graph, like Apple's MusicPlayer: start, stop,
 /// position in ticks, beats, bar:beat:tick or seconds (also while playing), play rate, a
 /// transport loop, live edits of the sequence, and user events handed to a callback.
 ///
@@ -186,7 +186,7 @@ public final class Player {
         set { locate(toSongFrame: Int64((max(0, newValue) * Double(sampleRate)).rounded())) }
     }
 
-    /// Moves to a position given as text-parsed ``MusicPosition``.
+    /// Moves to a position given as text-parsed `MusicPosition`.
     public func locate(to position: MusicPosition) {
         locate(toTick: position.tick(in: sequence))
     }
@@ -259,7 +259,7 @@ public final class Player {
         case .forever: jumps = -1
         }
         guard end > start else { send(.setLoop(nil)); return }
-        send(.setLoop(TransportLoop(startFrame: start, endFrame: end, jumps: jumps, chase: chase(beforeFrame: start),
+        send(.setLoop(TransportLoop(startFrame: start, endFrame: end, jumps: jumps, chase: chase(beforeFrame: start, clippingRampsAt: end),
                                     continuesPrevious: continuingPrevious)))
     }
 
@@ -415,7 +415,14 @@ public final class Player {
     /// bank select, program, controllers, RPN selection and data entry, pitch bend and channel
     /// pressure before `frame`; then the last value of every automated parameter (a ramp still
     /// running there resumes at its frame within the ramp).
-    func chase(beforeFrame frame: Int64) -> ChaseSnapshot {
+    ///
+    /// For a loop jump, `clipEnd` is the loop's end: a ramp that starts inside the loop and
+    /// runs past its end is clipped there. The jump sets the parameter to the ramp's value at
+    /// the loop's end frame, at once, unless the song sets that parameter before the loop's
+    /// start (then the chased value, the one the next pass starts from, applies). Without
+    /// this, the ramp would go on running into the next pass, through music it does not
+    /// belong to.
+    func chase(beforeFrame frame: Int64, clippingRampsAt clipEnd: Int64? = nil) -> ChaseSnapshot {
         struct ChannelState {
             var used = false
             var program: UInt8?
@@ -431,9 +438,22 @@ public final class Player {
         struct ParameterKey: Hashable { var node: Int32; var id: UInt32; var scope: AudioParameterScope; var element: UInt32 }
         var parameters: [ParameterKey: NodeEvent] = [:]
         var parameterOrder: [ParameterKey] = []
+        // The last parameter event inside the loop, per parameter, for clipping.
+        var inLoop: [ParameterKey: (frame: Int64, event: NodeEvent)] = [:]
+        var inLoopOrder: [ParameterKey] = []
         for (i, e) in schedule.events.enumerated() {
             let node = targets[i]
             if node < 0 { continue }
+            if let clipEnd, e.frame >= frame, e.frame < clipEnd {
+                switch e.event {
+                case .parameter(let id, let scope, let element, _), .parameterRamp(let id, let scope, let element, _):
+                    let key = ParameterKey(node: node, id: id, scope: scope, element: element)
+                    if inLoop.updateValue((e.frame, e.event), forKey: key) == nil { inLoopOrder.append(key) }
+                    continue
+                case .midi:
+                    break
+                }
+            }
             switch e.event {
             case .midi(let m):
                 guard m.isChannelMessage else { continue }
@@ -497,6 +517,15 @@ public final class Player {
             for c: UInt8 in [99, 98, 101, 100, 6, 38] { cc(c) }
             if let bend = state.pitchBend { out.append(GraphEvent(offset: 0, nodeIndex: node, event: .midi(bend))) }
             if let pressure = state.pressure { out.append(GraphEvent(offset: 0, nodeIndex: node, event: .midi(pressure))) }
+        }
+        for key in inLoopOrder where parameters[key] == nil {
+            guard let clipEnd, let last = inLoop[key], case .parameterRamp(let id, let scope, let element, let ramp) = last.event,
+                  last.frame + ramp.length - ramp.elapsed > clipEnd else { continue }
+            // A ramp of length 1 already at its end: the value at once, with no glide.
+            let value = ramp.value(atElapsed: ramp.elapsed + clipEnd - last.frame)
+            out.append(GraphEvent(offset: 0, nodeIndex: Int(key.node),
+                                  event: .parameterRamp(id: id, scope: scope, element: element,
+                                                        ramp: ParameterRamp(from: value, to: value, length: 1, elapsed: 1))))
         }
         for key in parameterOrder {
             out.append(GraphEvent(offset: 0, nodeIndex: Int(key.node), event: parameters[key]!))

@@ -12,8 +12,8 @@ extension MusicSequence {
     }
 
     /// Every distinct note the sequence plays (key, velocity) with its channel's program choice:
-    /// what a ``SamplerNode`` needs decoded before the song plays
-    /// (``SamplerNode/prepareSamples(forNotes:)``).
+    /// what a `SamplerNode` needs decoded before the song plays
+    /// (`SamplerNode.prepareSamples(forNotes:)`).
     public func samplerPlayedNotes() -> Set<SamplerNode.PlayedNote> {
         // Bank selects, program changes and note-ons of every track in playback order: tick,
         // then the same-tick rank (bank select, then program change, then note-ons).

@@ -6,7 +6,7 @@ import Sequencing
 public struct ScheduledEvent: Sendable, Hashable {
     /// Absolute frame at which the event plays.
     public var frame: Int64
-    /// Same-frame order: ``SequenceEvent/playbackRank`` of the event.
+    /// Same-frame order: `SequenceEvent.playbackRank` of the event.
     public var rank: UInt8
     /// Track index: 0 is the tempo track, 1... the event tracks.
     public var track: Int

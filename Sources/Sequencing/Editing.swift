@@ -100,17 +100,25 @@ public struct QuantizeGrid: Hashable, Sendable, CustomStringConvertible {
 
 /// Event kinds that ``MusicSequence/removeEvents(_:scope:)`` can remove.
 public enum RemovableEventKind: Hashable, Sendable {
+    /// System exclusive messages.
     case sysex
     /// Control changes; `nil` means every controller number.
     case controller(UInt8?)
+    /// Program changes.
     case programChange
+    /// Pitch bends.
     case pitchBend
+    /// Channel pressure (aftertouch).
     case channelPressure
+    /// Polyphonic key pressure.
     case polyPressure
     /// Meta events of one type; `nil` means every meta event except tempo and signatures.
     case meta(UInt8?)
+    /// Notes.
     case notes
+    /// Parameter (automation) events.
     case parameter
+    /// User events.
     case user
 
     func matches(_ event: SequenceEvent) -> Bool {

@@ -66,23 +66,41 @@ public struct SysexEvent: Hashable, Sendable {
 
 /// The meta event types the SMF specification defines.
 public enum MetaType {
+    /// 00: the sequence number.
     public static let sequenceNumber: UInt8 = 0x00
+    /// 01: any text.
     public static let text: UInt8 = 0x01
+    /// 02: the copyright notice.
     public static let copyright: UInt8 = 0x02
+    /// 03: the sequence or track name.
     public static let trackName: UInt8 = 0x03
+    /// 04: the instrument name.
     public static let instrumentName: UInt8 = 0x04
+    /// 05: a lyric syllable.
     public static let lyric: UInt8 = 0x05
+    /// 06: a marker (rehearsal letter, section name).
     public static let marker: UInt8 = 0x06
+    /// 07: a cue point.
     public static let cuePoint: UInt8 = 0x07
+    /// 08: the program name.
     public static let programName: UInt8 = 0x08
+    /// 09: the device (port) name.
     public static let deviceName: UInt8 = 0x09
+    /// 20: the MIDI channel the following meta events concern.
     public static let channelPrefix: UInt8 = 0x20
+    /// 21: the MIDI port the track plays on.
     public static let midiPort: UInt8 = 0x21
+    /// 2F: the end of the track.
     public static let endOfTrack: UInt8 = 0x2F
+    /// 51: a tempo, in microseconds per quarter note.
     public static let tempo: UInt8 = 0x51
+    /// 54: the SMPTE time the track starts at.
     public static let smpteOffset: UInt8 = 0x54
+    /// 58: a time signature.
     public static let timeSignature: UInt8 = 0x58
+    /// 59: a key signature.
     public static let keySignature: UInt8 = 0x59
+    /// 7F: data for one sequencer.
     public static let sequencerSpecific: UInt8 = 0x7F
 }
 
@@ -147,7 +165,14 @@ public struct MetaEvent: Hashable, Sendable {
 
 /// Which part of a node a parameter event addresses, as in Apple's audio unit scopes.
 public enum ParameterScope: UInt8, Hashable, Sendable, Codable {
-    case global = 0, input = 1, output = 2, group = 3
+    /// The node as a whole.
+    case global = 0
+    /// One input bus (the element is the bus).
+    case input = 1
+    /// One output bus (the element is the bus).
+    case output = 2
+    /// One group, such as a MIDI channel (the element is the group).
+    case group = 3
 }
 
 /// The curve of a parameter ramp.

@@ -1,13 +1,18 @@
 /// A position as a musician writes it: `BAR:BEAT[:TICK]` (from 1:1), seconds (`42.5s`), or
 /// raw ticks (`1920t`).
 public enum MusicPosition: Hashable, Sendable, CustomStringConvertible {
+    /// Bar, beat and tick through the sequence's time signatures (`9:1:240`).
     case barBeatTick(BarBeatTick)
+    /// Seconds from the start through the tempo map (`42.5s`).
     case seconds(Double)
+    /// Ticks from the start (`1920t`).
     case ticks(Int64)
 
     /// Why a position could not be parsed.
     public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The text that was refused.
         public var text: String
+        /// Why, in words.
         public var reason: String
         public var description: String { "'\(text)': \(reason)" }
     }
@@ -71,7 +76,9 @@ public enum MusicPosition: Hashable, Sendable, CustomStringConvertible {
 
 /// A span between two positions, written `START-END` (like `9:1-13:1` or `10s-20.5s`).
 public struct MusicRange: Hashable, Sendable, CustomStringConvertible {
+    /// Where the range starts (included).
     public var start: MusicPosition
+    /// Where it ends (excluded).
     public var end: MusicPosition
 
     /// Parses `START-END`.

@@ -7,66 +7,127 @@
 /// SoundFont 2.04 generator operators (specification section 8.1.2). The raw value is the
 /// generator's index in a ``SoundFontGenerators`` set.
 public enum SoundFontGenerator: Int, CaseIterable, Sendable {
+    /// Sample frames added to the sample's start.
     case startAddressOffset = 0
+    /// Sample frames added to the sample's end.
     case endAddressOffset = 1
+    /// Sample frames added to the loop's start.
     case startLoopAddressOffset = 2
+    /// Sample frames added to the loop's end.
     case endLoopAddressOffset = 3
+    /// Units of 32,768 frames added to the sample's start.
     case startAddressCoarseOffset = 4
+    /// Modulation LFO to pitch, in cents at full excursion.
     case modLFOToPitch = 5
+    /// Vibrato LFO to pitch, in cents at full excursion.
     case vibLFOToPitch = 6
+    /// Modulation envelope to pitch, in cents at full level.
     case modEnvToPitch = 7
+    /// The low-pass filter's cutoff, in absolute cents (13,500: open).
     case initialFilterCutoff = 8
+    /// The filter's resonance, in centibels above the DC gain.
     case initialFilterQ = 9
+    /// Modulation LFO to the filter cutoff, in cents.
     case modLFOToFilterCutoff = 10
+    /// Modulation envelope to the filter cutoff, in cents.
     case modEnvToFilterCutoff = 11
+    /// Units of 32,768 frames added to the sample's end.
     case endAddressCoarseOffset = 12
+    /// Modulation LFO to volume, in centibels (tremolo).
     case modLFOToVolume = 13
+    /// Unused (14).
     case unused1 = 14
+    /// Chorus send, in 0.1 % units.
     case chorusEffectsSend = 15
+    /// Reverb send, in 0.1 % units.
     case reverbEffectsSend = 16
+    /// Pan, in 0.1 % units from -500 (left) to 500 (right).
     case pan = 17
+    /// Unused (18).
     case unused2 = 18
+    /// Unused (19).
     case unused3 = 19
+    /// Unused (20).
     case unused4 = 20
+    /// Delay before the modulation LFO starts, in timecents.
     case delayModLFO = 21
+    /// The modulation LFO's frequency, in absolute cents.
     case freqModLFO = 22
+    /// Delay before the vibrato LFO starts, in timecents.
     case delayVibLFO = 23
+    /// The vibrato LFO's frequency, in absolute cents.
     case freqVibLFO = 24
+    /// The modulation envelope's delay, in timecents.
     case delayModEnv = 25
+    /// The modulation envelope's attack, in timecents.
     case attackModEnv = 26
+    /// The modulation envelope's hold, in timecents.
     case holdModEnv = 27
+    /// The modulation envelope's decay, in timecents.
     case decayModEnv = 28
+    /// The modulation envelope's sustain level, in 0.1 % below full.
     case sustainModEnv = 29
+    /// The modulation envelope's release, in timecents.
     case releaseModEnv = 30
+    /// Timecents per key added to the modulation envelope's hold (from key 60).
     case keyNumberToModEnvHold = 31
+    /// Timecents per key added to the modulation envelope's decay (from key 60).
     case keyNumberToModEnvDecay = 32
+    /// The volume envelope's delay, in timecents.
     case delayVolEnv = 33
+    /// The volume envelope's attack, in timecents.
     case attackVolEnv = 34
+    /// The volume envelope's hold, in timecents.
     case holdVolEnv = 35
+    /// The volume envelope's decay, in timecents.
     case decayVolEnv = 36
+    /// The volume envelope's sustain level, in centibels of attenuation.
     case sustainVolEnv = 37
+    /// The volume envelope's release, in timecents.
     case releaseVolEnv = 38
+    /// Timecents per key added to the volume envelope's hold (from key 60).
     case keyNumberToVolEnvHold = 39
+    /// Timecents per key added to the volume envelope's decay (from key 60).
     case keyNumberToVolEnvDecay = 40
+    /// The instrument a preset zone plays (terminal generator of preset zones).
     case instrument = 41
+    /// Reserved (42).
     case reserved1 = 42
+    /// The keys a zone plays: low and high byte.
     case keyRange = 43
+    /// The velocities a zone plays: low and high byte.
     case velocityRange = 44
+    /// Units of 32,768 frames added to the loop's start.
     case startLoopAddressCoarseOffset = 45
+    /// A fixed key the zone plays every note as (-1: the played key).
     case keyNumber = 46
+    /// A fixed velocity the zone plays every note with (-1: the played velocity).
     case velocity = 47
+    /// Attenuation, in centibels.
     case initialAttenuation = 48
+    /// Reserved (49).
     case reserved2 = 49
+    /// Units of 32,768 frames added to the loop's end.
     case endLoopAddressCoarseOffset = 50
+    /// Transposition, in semitones.
     case coarseTune = 51
+    /// Tuning, in cents.
     case fineTune = 52
+    /// The sample an instrument zone plays (terminal generator of instrument zones).
     case sampleID = 53
+    /// Looping: 0 none, 1 continuous, 3 until the key is released.
     case sampleModes = 54
+    /// Reserved (55).
     case reserved3 = 55
+    /// Cents of pitch per key (100: the equal-tempered scale).
     case scaleTuning = 56
+    /// Notes of one non-zero class cut each other off (open and closed hi-hat).
     case exclusiveClass = 57
+    /// The key the sample sounds at unshifted, overriding the sample's (-1: not set).
     case overridingRootKey = 58
+    /// Unused (59).
     case unused5 = 59
+    /// The end of a generator list (60).
     case endOperator = 60
 
     /// Number of generator operators the specification defines.
@@ -80,7 +141,7 @@ public enum SoundFontGenerator: Int, CaseIterable, Sendable {
 /// ``SoundFontGenerator/overridingRootKey`` means "not set". Ranges are kept separately in
 /// ``SoundFontRegion``.
 public struct SoundFontGenerators: Sendable, Hashable {
-    /// The values, index = ``SoundFontGenerator/rawValue``.
+    /// The values, index = the `rawValue` of a ``SoundFontGenerator``.
     public var values: [Int32]
 
     /// The specification's default values (section 8.1.3).
@@ -197,7 +258,7 @@ public struct SoundFontSample: Sendable, Hashable {
     public var originalPitch: UInt8
     /// Pitch correction in cents.
     public var pitchCorrection: Int8
-    /// Index of the other half of a stereo pair (``SoundFontSample/linkedSample``), if any.
+    /// Index of the other half of a stereo pair (`linkedSample`), if any.
     public var link: Int?
     /// How the sample plays in a stereo pair.
     public var kind: Kind
@@ -207,7 +268,15 @@ public struct SoundFontSample: Sendable, Hashable {
 
     /// Stereo role of a sample (`sfSampleLink`, ROM flag removed).
     public enum Kind: Sendable, Hashable {
-        case mono, left, right, linked
+        /// A sample of its own.
+        case mono
+        /// The left half of a stereo pair.
+        case left
+        /// The right half of a stereo pair.
+        case right
+        /// A sample of a linked chain (`sfSampleLink` 8), which the specification defines but
+        /// does not describe further.
+        case linked
     }
 
     /// Creates a sample header.

@@ -148,8 +148,8 @@ struct RenderSettings {
 /// temporary file and renamed at the end, so an interrupted or failed render leaves nothing
 /// (a device or FIFO is written in place, `-` is standard output). Prints the duration, peak
 /// level and speed (to standard error when the audio goes to standard output).
-/// Playback goes through a ``Player`` with the transport `plan` (rate, from, to, loop), the
-/// same engine path as `tactus play`.
+/// Playback goes through a ``PlaybackSession`` on an ``OfflineBackend`` with the transport
+/// `plan` (rate, from, to, loop): the same session and engine path as `tactus play`.
 func renderToFile(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings,
                   transport plan: TransportPlan = TransportPlan()) throws {
     try settings.instrument.prepareSamples(for: sequence)
@@ -162,70 +162,125 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
         printError("\(error)")
         throw ExitCode(ExitStatus.cannotCreate)
     }
-    let player: Player
+    let progress = RenderProgress(plan: plan, tail: settings.tail, sampleRate: settings.sampleRate)
+    let session: PlaybackSession
     do {
-        player = try Player.makeDefault(sequence: sequence, sampleRate: settings.sampleRate,
-                                        maximumFrameCount: min(settings.blockSize, 4096), gainDecibels: settings.gainDecibels,
-                                        instrument: settings.instrument.instrument)
+        let options = PlaybackSession.Options(instrument: .custom(settings.instrument.instrument), gainDecibels: settings.gainDecibels,
+                                              tail: settings.tail, sampleRate: settings.sampleRate)
+        session = try PlaybackSession(sequence: sequence, options: options, observer: progress)
     } catch {
         writer.cancel()
-        printError("\(source): cannot build the audio graph: \(error)")
+        printError("\(source): \(error)")
         throw ExitCode(ExitStatus.dataError)
     }
-    plan.apply(to: player)
+    plan.apply(to: session)
 
     for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
         signal(signalNumber) { _ in renderInterrupted.store(true, ordering: .relaxed) }
     }
     let showProgress = !settings.quiet && isatty(STDERR_FILENO) != 0
-    let fromFrame = player.songFrame(atTick: plan.fromTick)
-    let endFrame = plan.toTick.map { player.songFrame(atTick: $0) } ?? player.schedule.endFrame
-    var tailSeconds = 0.0
-    if case .seconds(let seconds) = settings.tail { tailSeconds = seconds }
-    let total = max(1, player.outputFrames(fromSongFrame: fromFrame, toSongFrame: endFrame)
-                    + Int64((tailSeconds * Double(settings.sampleRate)).rounded()))
-    var written: Int64 = 0
-    var lastDrawn = -1
+    let sink = ProgressSink(writer, progress: showProgress ? progress : nil)
+    let backend = OfflineBackend(sink: sink, name: output, blockSize: min(settings.blockSize, 4096))
     let clock = ContinuousClock()
     let started = clock.now
-    let statistics: RenderStatistics
+    let summary: PlaybackSummary
     do {
-        statistics = try player.renderToEnd(blockSize: settings.blockSize, tail: settings.tail,
-                                            shouldContinue: { !renderInterrupted.load(ordering: .relaxed) }) { left, right, count in
-            try writer.write(left: left, right: right, count: count)
-            written += Int64(count)
-            if showProgress {
-                let percent = Int(min(100, written * 100 / total))
-                if percent != lastDrawn {
-                    lastDrawn = percent
-                    let filled = percent * 30 / 100
-                    let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
-                    FileHandle.standardError.write(Data("\r[\(bar)] \(percent)%".utf8))
-                }
-            }
-        }
-        try writer.finish()
-    } catch is RenderCancelled {
-        writer.cancel()
-        if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-        printError("\(output): interrupted; nothing written")
-        throw ExitCode(130)
+        try session.start(on: backend)
+        summary = try session.waitUntilFinished()
     } catch {
-        writer.cancel()
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-        printError("\(error)")
-        throw ExitCode(ExitStatus.ioError)
+        if sink.wasInterrupted {
+            printError("\(output): interrupted; nothing written")
+            throw ExitCode(130)
+        }
+        switch error {
+        case .graph(let reason):
+            printError("\(source): cannot build the audio graph: \(reason)")
+            throw ExitCode(ExitStatus.dataError)
+        case .backend(let failure) where failure.kind == .cannotCreateOutput:
+            printError("\(error)")
+            throw ExitCode(ExitStatus.cannotCreate)
+        default:
+            printError("\(error)")
+            throw ExitCode(ExitStatus.ioError)
+        }
     }
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     let elapsed = clock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    let statistics = RenderStatistics(frameCount: summary.framesPlayed, peak: backend.peak, sampleRate: settings.sampleRate)
     let peak = statistics.peak > 0 ? String(format: "%.2f dBFS", statistics.peakDecibels) : "silence"
     let speed = seconds > 0 ? String(format: "%.1fx real time", statistics.seconds / seconds) : "instant"
     let encoding: String
     if case .wav(let sample) = settings.audioFormat { encoding = sample.rawValue } else { encoding = settings.audioFormat.description }
-    let summary = "\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(settings.sampleRate) Hz \(encoding) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed)) with the \(settings.instrument.description)"
+    let summaryLine = "\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(settings.sampleRate) Hz \(encoding) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed)) with the \(settings.instrument.description)"
     // With the audio on standard output, the summary must not mix into it.
-    if output == OutputFile.standardOutputPath { printError(summary) } else { print(summary) }
+    if output == OutputFile.standardOutputPath { printError(summaryLine) } else { print(summaryLine) }
+}
+
+/// The progress bar's total, learned from the session's player before the render starts.
+private final class RenderProgress: PlaybackSessionObserver, @unchecked Sendable {
+    let plan: TransportPlan
+    let tailFrames: Int64
+    // Written before the backend starts, read by its render thread after: the thread's
+    // creation orders the two.
+    var totalFrames: Int64 = 1
+
+    init(plan: TransportPlan, tail: RenderTail, sampleRate: Int) {
+        self.plan = plan
+        // A tail until silence has no known length; the bar counts the music alone.
+        if case .seconds(let seconds) = tail {
+            tailFrames = Int64((seconds * Double(sampleRate)).rounded())
+        } else {
+            tailFrames = 0
+        }
+    }
+
+    func sessionWillStartBackend(_ session: PlaybackSession, player: Player) {
+        let fromFrame = player.songFrame(atTick: plan.fromTick)
+        let endFrame = plan.toTick.map { player.songFrame(atTick: $0) } ?? player.schedule.endFrame
+        totalFrames = max(1, player.outputFrames(fromSongFrame: fromFrame, toSongFrame: endFrame) + tailFrames)
+    }
+}
+
+/// The output file as the offline backend sees it: stops the render when the user interrupts
+/// it (the backend then cancels the file) and draws the progress bar. Runs on the render thread.
+private final class ProgressSink: AudioSink {
+    private let writer: any AudioSink
+    private let progress: RenderProgress?
+    private var written: Int64 = 0
+    private var lastDrawn = -1
+    private(set) var wasInterrupted = false
+
+    struct Interrupted: Error, CustomStringConvertible {
+        var description: String { "interrupted" }
+    }
+
+    init(_ writer: any AudioSink, progress: RenderProgress?) {
+        self.writer = writer
+        self.progress = progress
+    }
+
+    func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws {
+        if renderInterrupted.load(ordering: .relaxed) {
+            wasInterrupted = true
+            throw Interrupted()
+        }
+        try writer.write(left: left, right: right, count: count)
+        written += Int64(count)
+        guard let progress else { return }
+        let percent = Int(min(100, written * 100 / progress.totalFrames))
+        if percent != lastDrawn {
+            lastDrawn = percent
+            let filled = percent * 30 / 100
+            let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
+            FileHandle.standardError.write(Data("\r[\(bar)] \(percent)%".utf8))
+        }
+    }
+
+    func finish() throws { try writer.finish() }
+
+    func cancel() { writer.cancel() }
 }
 
 extension TransportPlan {
@@ -236,17 +291,5 @@ extension TransportPlan {
         if let loop { session.setLoop(fromTick: fromTick, toTick: toTick, count: loop) }
         // A fresh session starts at tick 0 with instruments in their initial state.
         if fromTick > 0 { session.locate(toTick: fromTick) }
-    }
-
-    /// Sets up `player` for this plan (offline renders drive a player directly): rate, end,
-    /// loop and start position.
-    func apply(to player: Player) {
-        player.playRate = rate
-        player.setEnd(tick: toTick)
-        if let loop {
-            player.setLoop(from: fromTick, to: toTick ?? player.schedule.endTick, count: loop)
-        }
-        // A fresh player is already at tick 0 with instruments in their initial state.
-        if fromTick > 0 { player.locate(toTick: fromTick) }
     }
 }

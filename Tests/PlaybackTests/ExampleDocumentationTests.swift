@@ -10,11 +10,25 @@ import Testing
         try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
     }
 
+    /// The Swift code blocks of a catalog article.
+    static func swiftBlocks(_ article: String) -> [String] {
+        article.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```").first ?? "" }
+    }
+
     @Test func theGettingStartedArticleShowsTheHelloExampleVerbatim() throws {
         let article = try Self.read("Sources/Tactus/Tactus.docc/GettingStarted.md")
         let hello = try Self.read("Examples/Sources/hello/main.swift")
-        let blocks = article.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```").first ?? "" }
-        #expect(blocks.contains(hello), "GettingStarted.md must hold Examples/Sources/hello/main.swift as a swift code block")
+        #expect(Self.swiftBlocks(article).contains(hello), "GettingStarted.md must hold Examples/Sources/hello/main.swift as a swift code block")
+    }
+
+    /// The code of the "Time and tempo" and "Threads and the real-time contract" articles is
+    /// compiled and run: it is a program and a test file of the Examples package, verbatim.
+    @Test(arguments: [("TimeAndTempo.md", "Examples/Sources/time-and-tempo/main.swift"),
+                      ("ThreadsAndRealTime.md", "Examples/Tests/SynthVoicesTests/RealTimeContractTests.swift")])
+    func anArticlesCodeIsACompiledExampleVerbatim(article: String, source: String) throws {
+        let text = try Self.read("Sources/Tactus/Tactus.docc/" + article)
+        let code = try Self.read(source)
+        #expect(Self.swiftBlocks(text).contains(code), "\(article) must hold \(source) as a swift code block")
     }
 
     @Test func theHelloExampleIsAtMostTenLinesOfCode() throws {

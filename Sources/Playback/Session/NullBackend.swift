@@ -24,7 +24,7 @@ public final class NullBackend: AudioBackend, @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let underruns = Atomic<Int>(0)
     private let failed = Atomic<Bool>(false)
-    private let threadBox = Mutex<pthread_t?>(nil)
+    private let thread = RenderThread()
     private var sampleRate = 44_100
     private var renderer: PlaybackRenderer?
 
@@ -53,19 +53,12 @@ public final class NullBackend: AudioBackend, @unchecked Sendable {
         guard !running.load(ordering: .acquiring) else { return }
         self.renderer = renderer
         running.store(true, ordering: .releasing)
-        let box = Unmanaged.passRetained(self)
-        var tid = pthread_t()
-        let created = pthread_create(&tid, nil, { context in
-            let backend = Unmanaged<NullBackend>.fromOpaque(context!).takeRetainedValue()
-            backend.renderLoop()
-            return nil
-        }, box.toOpaque())
-        if created != 0 {
-            box.release()
+        do {
+            try thread.start(backend: name) { self.renderLoop() }
+        } catch {
             running.store(false, ordering: .releasing)
-            throw AudioBackendError(.io, backend: name, reason: "cannot start the render thread (error \(created))")
+            throw error
         }
-        threadBox.withLock { $0 = tid }
     }
 
     private func renderLoop() {
@@ -100,9 +93,7 @@ public final class NullBackend: AudioBackend, @unchecked Sendable {
 
     public func stop(drain: Bool) throws(AudioBackendError) {
         stopRequested.store(true, ordering: .releasing)
-        if let thread = threadBox.withLock({ value -> pthread_t? in defer { value = nil }; return value }) {
-            pthread_join(thread, nil)
-        }
+        thread.join()
         running.store(false, ordering: .releasing)
     }
 

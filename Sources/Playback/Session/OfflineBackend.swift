@@ -3,23 +3,30 @@ import Glibc
 #endif
 import Synchronization
 
-/// Renders a session as fast as the CPU allows, into a WAV file or a memory buffer: the
-/// offline twin of a device, through the same engine, so the file holds exactly what a device
-/// would have played (``PlaybackSession`` drops the graph's look-ahead the same way for both).
+/// Renders a session as fast as the CPU allows, into a WAV file, any ``AudioSink`` (the FLAC
+/// and Ogg writers of `AudioFileOutput`, a sink of your own) or a memory buffer: the offline
+/// twin of a device, through the same engine, so the file holds exactly what a device would
+/// have played (``PlaybackSession`` drops the graph's look-ahead the same way for both).
+/// `tactus render` is a session on this backend.
 ///
-/// A WAV file is written to a temporary name next to `path` and renamed when the session ends
-/// normally or is stopped with drain; a stop without drain or a failure leaves no file. A song
-/// that never ends (a loop forever) renders until the session is stopped.
+/// A file is written to a temporary name next to its path and renamed when the session ends
+/// normally or is stopped with drain; a stop without drain or a failure leaves no file (a
+/// sink's ``AudioSink/finish()`` or ``AudioSink/cancel()`` is called). A song that never ends
+/// (a loop forever) renders until the session is stopped.
 ///
 /// Rendering runs on a thread of the backend's, which waits whenever it is a second ahead of
 /// the session's control side, so user events are all delivered, in order, however fast the
 /// render goes.
 public final class OfflineBackend: AudioBackend, @unchecked Sendable {
     /// Where the audio goes.
-    public enum Destination: Sendable, Hashable {
+    public enum Destination: @unchecked Sendable {
         /// A WAV file at this path, in this sample format, with 2 channels or 1 (the average
         /// of left and right).
         case wavFile(path: String, format: WAVSampleFormat, channelCount: Int)
+        /// An open sink, written from the backend's render thread and finished or cancelled
+        /// when the session ends; `name` (its path) starts error messages. The sink must be
+        /// made for the session's sample rate, and is used by this backend alone.
+        case sink(any AudioSink, name: String)
         /// Memory, read afterwards with ``OfflineBackend/samples``.
         case memory
     }
@@ -38,9 +45,9 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
     private let failed = Mutex<AudioBackendError?>(nil)
     // Set before the render thread starts and read after it is joined, so the thread's
     // creation and join order every access.
-    private var writer: WAVWriter?
+    private var writer: (any AudioSink)?
     private var renderer: PlaybackRenderer?
-    private var thread: pthread_t?
+    private let thread = RenderThread()
 
     /// A backend writing a WAV file at `path` (16-bit by default).
     public convenience init(wavFile path: String, format: WAVSampleFormat = .s16, blockSize: Int = 512) {
@@ -53,18 +60,32 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
         self.blockSize = min(max(blockSize, 1), 4096)
     }
 
+    /// A backend writing to `sink` (opened for the session's sample rate), rendering
+    /// `blockSize` frames at a time; `name` (the sink's path) starts error messages.
+    public convenience init(sink: any AudioSink, name: String, blockSize: Int = 512) {
+        self.init(destination: .sink(sink, name: name), blockSize: blockSize)
+    }
+
     public var name: String {
-        if case .wavFile(let path, _, _) = destination { return path }
-        return "memory"
+        switch destination {
+        case .wavFile(let path, _, _): return path
+        case .sink(_, let name): return name
+        case .memory: return "memory"
+        }
     }
 
     public func open(_ request: AudioStreamRequest) throws(AudioBackendError) -> AudioStreamFormat {
-        if case .wavFile(let path, let format, let channels) = destination {
+        switch destination {
+        case .wavFile(let path, let format, let channels):
             do {
                 writer = try WAVWriter(path: path, sampleRate: request.sampleRate, channelCount: channels, format: format)
             } catch {
                 throw AudioBackendError(.cannotCreateOutput, backend: path, reason: reason(error))
             }
+        case .sink(let sink, _):
+            writer = sink
+        case .memory:
+            break
         }
         return AudioStreamFormat(sampleRate: request.sampleRate, periodFrames: blockSize, latencyFrames: 0)
     }
@@ -73,19 +94,12 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
         guard !running.load(ordering: .acquiring) else { return }
         self.renderer = renderer
         running.store(true, ordering: .releasing)
-        let box = Unmanaged.passRetained(self)
-        var tid = pthread_t()
-        let created = pthread_create(&tid, nil, { context in
-            let backend = Unmanaged<OfflineBackend>.fromOpaque(context!).takeRetainedValue()
-            backend.renderLoop()
-            return nil
-        }, box.toOpaque())
-        if created != 0 {
-            box.release()
+        do {
+            try thread.start(backend: name) { self.renderLoop() }
+        } catch {
             running.store(false, ordering: .releasing)
-            throw AudioBackendError(.io, backend: name, reason: "cannot start the render thread (error \(created))")
+            throw error
         }
-        thread = tid
     }
 
     private func renderLoop() {
@@ -125,8 +139,7 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
 
     public func stop(drain: Bool) throws(AudioBackendError) {
         stopRequested.store(true, ordering: .releasing)
-        if let thread { pthread_join(thread, nil) }
-        thread = nil
+        thread.join()
         running.store(false, ordering: .releasing)
         guard let writer else { return }
         self.writer = nil

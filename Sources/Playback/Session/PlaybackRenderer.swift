@@ -10,10 +10,22 @@ import Synchronization
 /// Rendering never allocates, locks or does I/O. After the performance (the song's end plus
 /// the tail, or a stop plus the device's latency) the renderer writes silence and says how
 /// many frames of each period still belonged to the performance, so an offline backend writes
-/// exactly those and a device plays the rest as silence.
+/// exactly those and a device plays the rest as silence. A ``RenderTail/untilSilent(thresholdDecibels:capSeconds:)``
+/// tail ends the performance where ``Player/renderToEnd(blockSize:tail:shouldContinue:consume:)``
+/// would: the same frame, whatever the period.
 public final class PlaybackRenderer: @unchecked Sendable {
     private let engine: Engine
+    /// The tail's length, or its cap when it lasts until silence.
     private let tailFrames: Int64
+    /// For a tail until silence: the threshold and the window (frames) of the silence grid.
+    private let silence: (threshold: Float, window: Int64)?
+    /// With a tail until silence: the output frame after which the song may stop once silent
+    /// though its end has not come (see ``Player/silenceMayEndAfter()``); -1 for none.
+    private let silentAfter = Atomic<Int64>(-1)
+    // Render thread only: the first frame of the current run of quiet frames, and the frame
+    // the sound fell silent at (-1 before).
+    private var quietSince: Int64 = 0
+    private var silentFrom: Int64 = -1
     private let rendered = Atomic<Int64>(0)
     private let total = Atomic<Int64>(-1)
     private let stopFrame = Atomic<Int64>(-1)
@@ -23,9 +35,16 @@ public final class PlaybackRenderer: @unchecked Sendable {
     /// events and retired snapshots are collected before their rings fill.
     let aheadLimitFrames: Int64
 
-    init(engine: Engine, tailFrames: Int64, sampleRate: Int) {
+    init(engine: Engine, tail: RenderTail, sampleRate: Int) {
         self.engine = engine
-        self.tailFrames = tailFrames
+        switch tail {
+        case .seconds(let seconds):
+            tailFrames = Int64((max(0, seconds) * Double(sampleRate)).rounded())
+            silence = nil
+        case .untilSilent(let thresholdDecibels, let capSeconds):
+            tailFrames = Int64((max(0, capSeconds) * Double(sampleRate)).rounded())
+            silence = (decibelsToGain(thresholdDecibels), Int64(max(1, sampleRate / RenderTail.windowsPerSecond)))
+        }
         aheadLimitFrames = Int64(sampleRate)
     }
 
@@ -50,6 +69,10 @@ public final class PlaybackRenderer: @unchecked Sendable {
         if end >= 0 { last = end + tailFrames }
         let stop = stopFrame.load(ordering: .acquiring)
         if stop >= 0 { last = min(last, stop) }
+        if let silence, silentFrom < 0 {
+            findSilence(silence, from: start, count: Int(max(0, min(Int64(frameCount), last - start))), end: end, left: left, right: right)
+        }
+        if silentFrom >= 0 { last = min(last, silentFrom) }
         var keep = frameCount
         if last != .max {
             total.store(last, ordering: .releasing)
@@ -82,6 +105,29 @@ public final class PlaybackRenderer: @unchecked Sendable {
         }
         return nil
     }
+
+    /// Scans `count` frames rendered from output frame `start` for the end of a tail until
+    /// silence: the first boundary of a grid of absolute output frames, at or after the end
+    /// (or after ``silentAfter``), that closes a whole window of quiet frames.
+    private func findSilence(_ silence: (threshold: Float, window: Int64), from start: Int64, count: Int, end: Int64,
+                             left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+        let after = silentAfter.load(ordering: .relaxed)
+        for i in 0..<count {
+            let frame = start + Int64(i)
+            if abs(left[i]) > silence.threshold || abs(right[i]) > silence.threshold { quietSince = frame + 1 }
+            let next = frame + 1
+            let pastTheMusic = (end >= 0 && next >= end) || (after >= 0 && next - silence.window >= after)
+            if pastTheMusic, next % silence.window == 0, next - quietSince >= silence.window {
+                silentFrom = next
+                return
+            }
+        }
+    }
+
+    /// With a tail until silence, lets the song stop once silent after output frame `frame`
+    /// before its end (nil: only after its end). Control side, before the backend starts or
+    /// when a transport change makes the frame meaningless.
+    func setSilenceMayEnd(after frame: Int64?) { silentAfter.store(frame ?? -1, ordering: .relaxed) }
 
     /// True once the whole performance has been rendered.
     public var isFinished: Bool { finished.load(ordering: .acquiring) }

@@ -31,8 +31,20 @@ public final class PlaybackSession: @unchecked Sendable {
         public var instrument: SessionInstrument
         /// Gain in decibels before the limiter.
         public var gainDecibels: Float
-        /// Seconds played after the end, for releases and reverb.
-        public var tailSeconds: Double
+        /// What plays after the end, for releases and reverb: a fixed time, or until the
+        /// sound has died away (the default of `tactus render`).
+        public var tail: RenderTail
+        /// Seconds played after the end (the cap of a tail until silence); setting it makes
+        /// the tail that fixed time.
+        public var tailSeconds: Double {
+            get {
+                switch tail {
+                case .seconds(let seconds): return seconds
+                case .untilSilent(_, let cap): return cap
+                }
+            }
+            set { tail = .seconds(newValue) }
+        }
         /// Frames per second asked of the backend.
         public var sampleRate: Int
         /// Output latency asked of a device, in seconds.
@@ -44,13 +56,13 @@ public final class PlaybackSession: @unchecked Sendable {
         /// format, on the thread that caused them. The library never prints.
         public var logHandler: (@Sendable (PlaybackLogEntry) -> Void)?
 
-        /// Options with the defaults of `tactus play`.
+        /// Options with the defaults of `tactus play`; `tail`, when given, replaces `tailSeconds`.
         public init(instrument: SessionInstrument = .automatic(), gainDecibels: Float = 0, tailSeconds: Double = 2,
-                    sampleRate: Int = 44_100, latencySeconds: Double = 0.05, startsPlaying: Bool = true,
-                    logHandler: (@Sendable (PlaybackLogEntry) -> Void)? = nil) {
+                    tail: RenderTail? = nil, sampleRate: Int = 44_100, latencySeconds: Double = 0.05,
+                    startsPlaying: Bool = true, logHandler: (@Sendable (PlaybackLogEntry) -> Void)? = nil) {
             self.instrument = instrument
             self.gainDecibels = gainDecibels
-            self.tailSeconds = tailSeconds
+            self.tail = tail ?? .seconds(tailSeconds)
             self.sampleRate = sampleRate
             self.latencySeconds = latencySeconds
             self.startsPlaying = startsPlaying
@@ -75,6 +87,7 @@ public final class PlaybackSession: @unchecked Sendable {
         var position: PlaybackPosition?
         var outcome: Result<PlaybackSummary, PlaybackSessionError>?
         var waiters: [CheckedContinuation<Result<PlaybackSummary, PlaybackSessionError>, Never>] = []
+        var blockedWaiters: [DispatchSemaphore] = []
         var subscribers: [Int: Subscriber] = [:]
         var nextSubscriber = 0
         var format: AudioStreamFormat?
@@ -290,6 +303,23 @@ public final class PlaybackSession: @unchecked Sendable {
             if let ready { continuation.resume(returning: ready) }
         }
         return try result.get()
+    }
+
+    /// Blocks the calling thread until the end, like ``finished()``: for synchronous programs
+    /// (a command-line tool's `run()`). Never call it from an observer's callback, which runs
+    /// on the session's own thread.
+    /// - Throws: ``PlaybackSessionError/backend(_:)`` when the backend failed while playing.
+    @discardableResult
+    public func waitUntilFinished() throws(PlaybackSessionError) -> PlaybackSummary {
+        let semaphore = DispatchSemaphore(value: 0)
+        let ready = shared.withLock { state -> Result<PlaybackSummary, PlaybackSessionError>? in
+            if let outcome = state.outcome { return outcome }
+            state.blockedWaiters.append(semaphore)
+            return nil
+        }
+        if let ready { return try ready.get() }
+        semaphore.wait()
+        return try shared.withLock { $0.outcome! }.get()
     }
 
     /// The outcome once the session has ended, else nil: for programs that poll (a terminal UI).

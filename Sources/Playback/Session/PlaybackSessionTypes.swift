@@ -32,7 +32,7 @@ public enum SessionInstrument {
     case automatic(soundFont: String? = nil)
     /// The built-in General MIDI synthesizer.
     case builtIn
-    /// An instrument the program built (a configured ``SamplerNode``, for example).
+    /// An instrument the program built (a configured `SamplerNode`, for example).
     case custom(DefaultInstrument)
 }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import Sequencing
 
 /// The control side of a running ``PlaybackSession``: owns the ``Player`` (which belongs to
@@ -23,8 +24,7 @@ final class SessionControl: @unchecked Sendable {
         self.player = player
         self.backend = backend
         self.format = format
-        let tail = Int64((max(0, session.options.tailSeconds) * Double(format.sampleRate)).rounded())
-        renderer = PlaybackRenderer(engine: player.engine, tailFrames: tail, sampleRate: format.sampleRate)
+        renderer = PlaybackRenderer(engine: player.engine, tail: session.options.tail, sampleRate: format.sampleRate)
         seenEnds = player.timesEndReached
         player.userEventHandler = { [unowned self] event in self.broadcast(.userEvent(event)) }
     }
@@ -63,6 +63,7 @@ final class SessionControl: @unchecked Sendable {
     /// Applies the commands queued before the start (the transport set up ahead).
     func apply(_ commands: [SessionCommand]) {
         for command in commands { apply(command) }
+        renderer.setSilenceMayEnd(after: player.silenceMayEndAfter())
     }
 
     private func apply(_ command: SessionCommand) {
@@ -107,9 +108,11 @@ final class SessionControl: @unchecked Sendable {
         let pause: UInt32 = backend.isRealTime ? 20_000 : 1_000
         while true {
             let rendered = renderer.renderedFrames
-            for command in session.commands.withLock({ queue -> [SessionCommand] in defer { queue = [] }; return queue }) {
-                apply(command)
-            }
+            let commands = session.commands.withLock { queue -> [SessionCommand] in defer { queue = [] }; return queue }
+            for command in commands { apply(command) }
+            // Output frames no longer follow the song's from the start: only the end and the
+            // silence after it end a tail until silence.
+            if !commands.isEmpty { renderer.setSilenceMayEnd(after: nil) }
             player.service()
             decodeRequestedSamples()
             renderer.markServiced(through: rendered)
@@ -195,14 +198,15 @@ final class SessionControl: @unchecked Sendable {
             broadcast(.finished(summary))
         }
         let position = currentPosition()
-        let (waiters, subscribers) = session.shared.withLock { state in
+        let (waiters, blocked, subscribers) = session.shared.withLock { state in
             state.position = position
             state.outcome = outcome
-            defer { state.waiters = []; state.subscribers = [:] }
-            return (state.waiters, Array(state.subscribers.values))
+            defer { state.waiters = []; state.blockedWaiters = []; state.subscribers = [:] }
+            return (state.waiters, state.blockedWaiters, Array(state.subscribers.values))
         }
         for subscriber in subscribers { subscriber.continuation.finish() }
         for waiter in waiters { waiter.resume(returning: outcome) }
+        for semaphore in blocked { semaphore.signal() }
     }
 
     func broadcast(_ event: PlaybackEvent) {
