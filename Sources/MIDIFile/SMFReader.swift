@@ -483,7 +483,14 @@ private struct TrackParser {
                 p += length
                 events.append(TimedEvent(tick: tick, order: order, event: .sysex(SysexEvent(status: status, payload: data))))
             default:
-                guard let dataCount = MIDIStatus.dataByteCount(status) else {
+                // Channel messages (nearly every event) take two data bytes, but program change and
+                // channel pressure (C0-DF) one; the table is for the rare system messages.
+                let dataCount: Int
+                if status < 0xF0 {
+                    dataCount = status & 0xE0 == 0xC0 ? 1 : 2
+                } else if let count = MIDIStatus.dataByteCount(status) {
+                    dataCount = count
+                } else {
                     throw fail(p - 1, .undefinedStatus(status))
                 }
                 if status >= 0xF0 && !systemWarned {
