@@ -322,6 +322,8 @@ private struct TrackParser {
     let fileEnd: Int
     let events: TrackEventStorage
     var warnings: [SMFWarning] = []
+    /// The order the track's next event would take, once parsed.
+    var nextOrder: UInt32 = 0
 
     init(file: FileParser, chunkName: String, start: Int, end: Int, truncatedByEOF: Bool, storage: TrackEventStorage) {
         self.events = storage
@@ -380,7 +382,7 @@ private struct TrackParser {
             array = events.takeArray()
         }
         var track = MusicTrack()
-        track.append(contentsOf: array)
+        track.adopt(sortedEvents: array, nextOrder: nextOrder)
         track.explicitLength = outcome.endOfTrack
         return Result(track: track, resyncAt: outcome.resyncAt)
     }
@@ -540,6 +542,8 @@ private struct TrackParser {
         if endOfTrack == nil && !truncatedByEOF {
             try warn(end, "track has no end-of-track event; it ends with its last event")
         }
+        // Every event kept, and every release, has an order below this.
+        nextOrder = order
         return (endOfTrack, resyncAt)
     }
 

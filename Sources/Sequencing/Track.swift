@@ -140,6 +140,15 @@ public struct MusicTrack: Hashable, Sendable {
         if !wasSorted { restoreOrder() }
     }
 
+    /// Takes `sortedEvents` (sorted by tick and order, every order and release order below
+    /// `nextOrder`) as the events of an empty track without copying or scanning them: for the
+    /// file reader, which knows both. A track with events appends them instead.
+    package mutating func adopt(sortedEvents: [TimedEvent], nextOrder: UInt32) {
+        guard events.isEmpty else { return append(contentsOf: sortedEvents) }
+        events = sortedEvents
+        self.nextOrder = max(self.nextOrder, nextOrder)
+    }
+
     /// Replaces the event at `index`, keeping the track sorted; returns its new index.
     @discardableResult
     public mutating func replaceEvent(at index: Int, with event: TimedEvent) -> Int {
