@@ -96,7 +96,7 @@ let package = Package(
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph"]),
-        .testTarget(name: "JACKTests", dependencies: ["JACK", "Playback", "Sequencing"]),
+        .testTarget(name: "JACKTests", dependencies: ["JACK", "Playback", "Sequencing", "MIDIFile"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),

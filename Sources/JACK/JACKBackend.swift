@@ -129,17 +129,18 @@ public final class JACKBackend: MIDIPortBackend, @unchecked Sendable {
         }
         let source = RendererSource(renderer: renderer, taps: taps, input: midiInput, sampleRate: client.sampleRate, clock: clockOutput)
         self.source = source
+        // MIDI is connected before the first period renders, so the song's first messages
+        // (and the first clock) reach their ports.
+        var pairs: [(from: String, to: String)] = []
+        for (index, tap) in taps.enumerated() { pairs.append((client.addedMIDIOutputPortNames[index], tap.portName)) }
+        if let port = client.midiInputPortName {
+            for name in options.midiInputSources { pairs.append((name, port)) }
+        }
+        if let clock, let clockPort = midiClockPortName {
+            for port in clock.ports { pairs.append((clockPort, port)) }
+        }
         do {
-            try client.start(source: source, connections: options.connections)
-            for (index, tap) in taps.enumerated() {
-                try client.connect(client.addedMIDIOutputPortNames[index], to: tap.portName)
-            }
-            if let port = client.midiInputPortName {
-                for name in options.midiInputSources { try client.connect(name, to: port) }
-            }
-            if let clock, let clockPort = midiClockPortName {
-                for port in clock.ports { try client.connect(clockPort, to: port) }
-            }
+            try client.start(source: source, connections: options.connections, alsoConnecting: pairs)
         } catch {
             client.stop()
             throw AudioBackendError(.cannotOpen, backend: name, reason: error.description)

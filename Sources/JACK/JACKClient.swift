@@ -92,7 +92,8 @@ public struct JACKCycle {
     public let inputRight: UnsafePointer<Float>?
     /// JACK's frame time of the period's first frame (wraps at 2^32).
     public let firstFrameTime: UInt32
-    /// The monotonic time of the period's first frame, in nanoseconds (JACK's clock).
+    /// The time of the period's first frame on CLOCK_MONOTONIC, in nanoseconds (converted from
+    /// JACK's clock, which runs on CLOCK_MONOTONIC_RAW).
     public let hostNanoseconds: Int64
     let midiIn: UnsafeMutableRawPointer?
     let midiOut: UnsafeMutableRawPointer?

@@ -115,9 +115,11 @@ public final class JACKClient: @unchecked Sendable {
         return text.isEmpty ? "the server shut down" : text
     }
 
-    /// Activates the client and connects the outputs as `connections` says; from then on
-    /// `source` is called once per period (the periods before the connections are silent).
-    public func start(source: JACKProcessSource, connections: JACKConnections = .systemPlayback) throws(JACKError) {
+    /// Activates the client and connects the outputs as `connections` says, and the port pairs
+    /// of `alsoConnecting` (MIDI, say); from then on `source` is called once per period (the
+    /// periods before the connections are silent, so nothing the source writes is lost).
+    public func start(source: JACKProcessSource, connections: JACKConnections = .systemPlayback,
+                      alsoConnecting pairs: [(from: String, to: String)] = []) throws(JACKError) {
         guard !active.load(ordering: .relaxed) else { return }
         self.source = source
         let context = Unmanaged.passUnretained(self)
@@ -140,6 +142,7 @@ public final class JACKClient: @unchecked Sendable {
         active.store(true, ordering: .relaxed)
         do {
             try connect(connections)
+            for pair in pairs { try connect(pair.from, to: pair.to) }
         } catch {
             stop()
             throw error
@@ -272,7 +275,7 @@ public final class JACKClient: @unchecked Sendable {
             let inRight = inputs.flatMap { jack_port_get_buffer($0.right, frames) }.map { UnsafePointer($0.assumingMemoryBound(to: Float.self)) }
             source.process(JACKCycle(frameCount: count, left: leftBuffer, right: rightBuffer, inputLeft: inLeft, inputRight: inRight,
                                      firstFrameTime: firstFrame,
-                                     hostNanoseconds: Int64(usecs) * 1000, midiIn: midiInBuffer, midiOut: midiOutBuffer,
+                                     hostNanoseconds: monotonicNanoseconds(ofJACKMicroseconds: usecs), midiIn: midiInBuffer, midiOut: midiOutBuffer,
                                      portMIDIOut: portMIDIBuffers.pointers, portMIDIOutCount: portMIDIOuts.count))
         } else {
             leftBuffer.update(repeating: 0, count: count)
@@ -280,6 +283,17 @@ public final class JACKClient: @unchecked Sendable {
         }
         periods.add(1, ordering: .releasing)
     }
+}
+
+/// JACK's time `usecs` on the monotonic clock the rest of Tactus uses (CLOCK_MONOTONIC).
+/// jackd keeps time on CLOCK_MONOTONIC_RAW, which drifts from CLOCK_MONOTONIC by the clock's
+/// NTP slewing (a quarter of a second after a few hours here): the two clocks are read back to
+/// back and the difference applied. Real-time safe.
+func monotonicNanoseconds(ofJACKMicroseconds usecs: jack_time_t) -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    let jackNow = Int64(jack_get_time()) * 1000
+    return Int64(usecs) * 1000 + (Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - jackNow)
 }
 
 /// A fixed buffer for the server's shutdown reason, owned by its own object so it is freed

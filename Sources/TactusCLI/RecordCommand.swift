@@ -123,6 +123,8 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "How the sequencer stamps input: 'tick' (the queue's timer ticks, as arecordmidi) or 'real' (the exact arrival).")
     var stamps: String = "tick"
 
+    @OptionGroup var driverOptions: AudioDriverOptions
+
     @Option(help: "Rebuild the take from this journal (after a crash) into -o, instead of recording.")
     var recover: String?
 
@@ -240,6 +242,10 @@ struct RecordCommand: ParsableCommand {
     func record(to output: String) throws {
         let plan = try makePlan()
         let inbox = InputInbox()
+        try driverOptions.validate(file: output, deviceGiven: device != nil)
+        let jack = driverOptions.driver == .jack
+        if jack && driverOptions.jackTransport != .off { throw usage("--jack-transport goes with play") }
+        if jack && noAudio { throw usage("--driver jack records from JACK MIDI through a JACK client; it cannot go with --no-audio") }
 
         // Inputs first: a missing sequencer or device is reported before anything is created.
         var client: SequencerClient?
@@ -259,7 +265,8 @@ struct RecordCommand: ParsableCommand {
         }
         let sources = (port ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         if port != nil && sources.isEmpty { throw usage("--port needs at least one port") }
-        if inputDevice == nil || !sources.isEmpty {
+        // Through JACK, --port names JACK MIDI outputs, connected to Tactus's midi_in.
+        if !jack && (inputDevice == nil || !sources.isEmpty) {
             do {
                 let c = try SequencerClient()
                 for source in sources { try c.connectInput(from: source) }
@@ -271,10 +278,20 @@ struct RecordCommand: ParsableCommand {
         }
 
         // Audio: the backing, clicks and thru, unless there is no device to play them on.
-        var audio: (output: PCMOutput, player: Player, source: PlayerPCMSource)?
+        var audio: (any RecordingAudio)?
+        var jackAudio: JACKRecordingAudio?
         let session = sessionSequence(plan)
         let countInSeconds = session.makeTempoMap().seconds(atTick: plan.countInTicks)
-        if !noAudio {
+        if jack {
+            let opened = try JACKRecordingAudio(sequence: session, options: driverOptions, sources: sources) { playback in
+                let (loop, end, start) = transport(session: session, plan: plan)
+                if let loop { playback.setLoop(fromTick: loop.lowerBound, toTick: loop.upperBound, count: .forever) }
+                if let end { playback.setEnd(tick: end) }
+                if start > 0 { playback.locate(toTick: start) }
+            }
+            jackAudio = opened
+            audio = opened
+        } else if !noAudio {
             do {
                 audio = try openAudio(session: session, plan: plan)
             } catch let failure as AudioUnavailable {
@@ -322,15 +339,17 @@ struct RecordCommand: ParsableCommand {
         var freeClock: MonotonicRecordingClock?
         let startSeconds = plan.base.makeTempoMap().seconds(atTick: plan.settings.startTick)
         if let audio {
-            audio.source.prerollLatency()
-            audio.player.start()
-            do {
-                try audio.output.start(source: audio.source)
-            } catch {
-                printError("tactus: audio device '\(device ?? "default")': cannot start (\(error.reason))")
-                throw ExitCode(ExitStatus.unavailable)
-            }
-            playerClock = PlayerRecordingClock(sampleRate: audio.player.sampleRate, offsetSeconds: countInSeconds)
+            try audio.start()
+            var clock = PlayerRecordingClock(sampleRate: audio.player.sampleRate, offsetSeconds: countInSeconds)
+            // Input is taken once the device's clock runs (within a few periods), so that
+            // nothing played at the start is stamped before the clock can place it.
+            let deadline = monotonicNanoseconds() + 1_000_000_000
+            repeat {
+                clock.update(from: audio.player)
+                if clock.songSeconds(atHostTime: monotonicNanoseconds()) != nil { break }
+                usleep(2_000)
+            } while monotonicNanoseconds() < deadline
+            playerClock = clock
         } else {
             // Recording starts now; a count-in is silent time before the start.
             freeClock = MonotonicRecordingClock(originHostNanos: monotonicNanoseconds(), originSongSeconds: startSeconds - countInSeconds)
@@ -343,6 +362,7 @@ struct RecordCommand: ParsableCommand {
             printError("tactus: \(error)")
             throw ExitCode(ExitStatus.unavailable)
         }
+        jackAudio?.backend.midiInput?.start(deliver)
         reader?.start { deliver($0.hostNanos, $0.bytes) }
         if let stampedReader {
             let parser = Mutex(MIDIByteStreamInput())
@@ -353,6 +373,9 @@ struct RecordCommand: ParsableCommand {
 
         var inputs: [String] = []
         if let client { inputs.append("port \(client.inputAddress) (Tactus in)" + (sources.isEmpty ? "" : ", connected from \(sources.joined(separator: ", "))")) }
+        if let port = jackAudio?.backend.jackClient?.midiInputPortName {
+            inputs.append("JACK port \(port)" + (sources.isEmpty ? "" : ", connected from \(sources.joined(separator: ", "))"))
+        }
         if let inputDevice { inputs.append(inputDevice) }
         printError("tactus: recording into \(output) from \(inputs.joined(separator: " and ")); Ctrl-C stops")
 
@@ -366,6 +389,7 @@ struct RecordCommand: ParsableCommand {
         var held: [MIDIInputEvent] = []
         var takeNow = startSeconds - countInSeconds
         var journalError: RecordingJournalError?
+        var audioFailure: String?
         func clockSeconds(_ host: Int64) -> Double? {
             playerClock?.songSeconds(atHostTime: host) ?? freeClock?.songSeconds(atHostTime: host)
         }
@@ -391,12 +415,10 @@ struct RecordCommand: ParsableCommand {
                 lastFlush = now
             }
             if let end = plan.endSeconds, takeNow >= end { break }
-            if let audio {
-                audio.player.service()
-                if let error = audio.output.error {
-                    printError("tactus: \(error); the take so far is kept")
-                    break
-                }
+            if let audio, let failure = audio.service() {
+                printError("tactus: \(failure); the take so far is kept")
+                audioFailure = failure
+                break
             }
             if terminal.enabled && now - lastDraw >= 50_000_000 {
                 terminal.draw(statusText(takeNow: takeNow, plan: plan, meter: meter, tempoMap: tempoMap, inbox: inbox))
@@ -408,6 +430,7 @@ struct RecordCommand: ParsableCommand {
 
         // Stop: inputs first, then what they delivered goes into the take.
         sequencerInput?.stop()
+        jackAudio?.backend.midiInput?.stop()
         reader?.stop()
         stampedReader?.stop()
         absorb(force: true)
@@ -418,14 +441,7 @@ struct RecordCommand: ParsableCommand {
         if journalError == nil {
             do { try journal.flush() } catch { journalError = error }
         }
-        if let audio {
-            audio.player.stop()
-            audio.player.allNotesOff()
-            let target = audio.output.framesWritten + Int64(audio.output.granted.bufferFrames + audio.output.granted.periodFrames)
-            let deadline = Date().addingTimeInterval(1)
-            while audio.output.framesWritten < target && Date() < deadline && audio.output.isRunning { usleep(5_000) }
-            audio.output.stop(drain: true)
-        }
+        audio?.stop()
         terminal.finish(statusText(takeNow: takeNow, plan: plan, meter: meter, tempoMap: tempoMap, inbox: inbox))
         terminal.restore()
         if let reason = reader?.error {
@@ -436,6 +452,8 @@ struct RecordCommand: ParsableCommand {
         let written = try write(recorder, plan: plan, to: output)
         unlink(journalPath)
         print("\(output): \(written), \(formatDuration(max(0, takeNow - startSeconds))) recorded")
+        // The take is safe; the exit status still says the device or server failed.
+        if audioFailure != nil { throw ExitCode(ExitStatus.ioError) }
     }
 
     /// The sequence the player plays: the base delayed by the count-in, with clicks.
@@ -467,7 +485,20 @@ struct RecordCommand: ParsableCommand {
         var reason: String
     }
 
-    func openAudio(session: MusicSequence, plan: Plan) throws -> (output: PCMOutput, player: Player, source: PlayerPCMSource) {
+    /// The backing's transport: the loop (forever) or the end past which the take may run,
+    /// and where playback starts, in the session's ticks (after the count-in).
+    func transport(session: MusicSequence, plan: Plan) -> (loop: Range<Int64>?, end: Int64?, start: Int64) {
+        let shift = plan.countInTicks
+        if let loop = plan.settings.loop {
+            return (loop.lowerBound + shift..<loop.upperBound + shift, nil, plan.settings.startTick)
+        }
+        // The transport runs on past the song's end (the take may), until the take stops.
+        let tempoMap = session.makeTempoMap()
+        let end = plan.endSeconds.map { $0 + tempoMap.seconds(atTick: shift) + 1 } ?? 48 * 3600
+        return (nil, Int64(tempoMap.tick(atSeconds: end).rounded(.up)), plan.settings.startTick)
+    }
+
+    func openAudio(session: MusicSequence, plan: Plan) throws -> ALSARecordingAudio {
         let name = device ?? "default"
         guard let rate = Int(sampleRate), RenderCommand.sampleRates.contains(rate) else {
             throw usage("unsupported sample rate '\(sampleRate)' (use 44100, 48000 or 96000)")
@@ -492,17 +523,11 @@ struct RecordCommand: ParsableCommand {
             throw ExitCode(ExitStatus.dataError)
         }
         player.outputLatencyFrames = output.granted.bufferFrames
-        let shift = plan.countInTicks
-        if let loop = plan.settings.loop {
-            player.setLoop(from: loop.lowerBound + shift, to: loop.upperBound + shift, count: .forever)
-        } else {
-            // The transport runs on past the song's end (the take may), until the take stops.
-            let tempoMap = session.makeTempoMap()
-            let end = plan.endSeconds.map { $0 + tempoMap.seconds(atTick: shift) + 1 } ?? 48 * 3600
-            player.setEnd(tick: Int64(tempoMap.tick(atSeconds: end).rounded(.up)))
-        }
-        if plan.settings.startTick > 0 { player.locate(toTick: plan.settings.startTick) }
-        return (output, player, PlayerPCMSource(player: player, tailFrames: 0))
+        let (loop, end, start) = transport(session: session, plan: plan)
+        if let loop { player.setLoop(from: loop.lowerBound, to: loop.upperBound, count: .forever) }
+        if let end { player.setEnd(tick: end) }
+        if start > 0 { player.locate(toTick: start) }
+        return ALSARecordingAudio(output: output, player: player, source: PlayerPCMSource(player: player, tailFrames: 0), deviceName: name)
     }
 
     func statusText(takeNow: Double, plan: Plan, meter: MeterMap, tempoMap: TempoMap, inbox: InputInbox) -> String {

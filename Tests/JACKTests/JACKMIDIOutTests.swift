@@ -187,11 +187,12 @@ extension JACKClientTests {
         let period = Int64(512) * 1_000_000_000 / 48_000
         for (index, (host, _)) in got.enumerated() where index < 24 {
             let sentAt = sender.sent[index]
-            #expect(abs(host - sentAt) <= period + 1_000, "message \(index) stamped \(host - sentAt) ns from when it was sent")
+            #expect(abs(host - sentAt) <= period + 20_000, "message \(index) stamped \(host - sentAt) ns from when it was sent")
             if index > 0 {
-                // Within a period, stamps are as far apart as the frames.
+                // Stamps are as far apart as the frames, to less than a frame (20.8 us): JACK's
+                // clock is moved onto CLOCK_MONOTONIC with two reads per period.
                 let spacing = (host - got[index - 1].0) - (sentAt - sender.sent[index - 1])
-                #expect(abs(spacing) <= 1_000, "message \(index): spacing off by \(spacing) ns")
+                #expect(abs(spacing) <= 20_000, "message \(index): spacing off by \(spacing) ns")
             }
         }
         #expect(input.droppedCount == 0)

@@ -1,0 +1,95 @@
+import Foundation
+import JACK
+import MIDIFile
+import Sequencing
+import Testing
+
+/// `tactus record --driver jack`, fed by `tactus play --driver jack --port-tracks` through JACK
+/// MIDI: both ends as a user runs them. Part of the one serialized JACK suite.
+extension JACKClientTests {
+    /// Note-on times in seconds of `sequence`'s notes before `seconds`.
+    static func noteOnSeconds(_ sequence: MusicSequence, before seconds: Double) -> [Double] {
+        let tempo = sequence.makeTempoMap()
+        var times: [Double] = []
+        for track in sequence.tracks {
+            for event in track.events {
+                guard case .note = event.event else { continue }
+                let time = tempo.seconds(atTick: event.tick)
+                if time < seconds { times.append(time) }
+            }
+        }
+        return times.sorted()
+    }
+
+    /// Starts `tactus record` into `take` on `server` (its MIDI input is `Tactus:midi_in`) and
+    /// waits until it says it is recording.
+    static func startRecording(_ take: String, server: String, extra: [String] = []) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tactus)
+        process.arguments = ["record", "-o", take, "--driver", "jack", "--jack-server", server, "--connect", "none", "--no-thru"] + extra
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        var seen = Data()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !String(decoding: seen, as: UTF8.self).contains("recording into") {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen.append(chunk)
+        }
+        #expect(String(decoding: seen, as: UTF8.self).contains("from JACK port Tactus:midi_in"), "\(String(decoding: seen, as: UTF8.self))")
+        return (process, err)
+    }
+
+    @Test("tactus record --driver jack takes what tactus play sends it as JACK MIDI, every note within one period of its time")
+    func cliRecordFromJACKMIDI() throws {
+        let server = try JACKServer("cli-record", sampleRate: 48_000, period: 512)
+        defer { server.stop() }  // keeps the server alive to the end of the test
+        let take = NSTemporaryDirectory() + "tactus-jack-take-\(UUID().uuidString).mid"
+        defer { try? FileManager.default.removeItem(atPath: take) }
+        let (recorder, _) = try Self.startRecording(take, server: server.name, extra: ["--duration", "6"])
+        let played = try Self.run(["play", Self.song, "--instrument", "builtin", "--to", "5:1", "--tail", "0", "--driver", "jack",
+                                   "--jack-server", server.name, "--connect", "none", "--port-tracks", "0=Tactus:midi_in"])
+        #expect(played.status == 0, "\(played.stderr)")
+        recorder.waitUntilExit()
+        #expect(recorder.terminationStatus == 0)
+
+        let song = try SMFReader.read(contentsOf: Self.song).makeSequence()
+        let songEnd = song.makeTempoMap().seconds(atTick: MusicPosition.barBeatTick(BarBeatTick(bar: 5, beat: 1, tick: 0)).tick(in: song))
+        let sent = Self.noteOnSeconds(song, before: songEnd)
+        let recorded = Self.noteOnSeconds(try SMFReader.read(contentsOf: take).makeSequence(), before: .infinity)
+        #expect(recorded.count == sent.count, "recorded \(recorded.count) notes of \(sent.count)")
+        guard let firstSent = sent.first, let firstRecorded = recorded.first else { return }
+        let period = 512.0 / 48_000
+        var late: [String] = []
+        for (index, (want, got)) in zip(sent, recorded).enumerated() where abs((got - firstRecorded) - (want - firstSent)) > period {
+            late.append("note \(index): \(((got - firstRecorded) - (want - firstSent)) * 1000) ms")
+        }
+        #expect(late.isEmpty, "notes off by more than one period (\(period * 1000) ms): \(late.joined(separator: ", "))")
+    }
+
+    @Test("tactus record --driver jack: a server killed mid-take is one line and exit 74, and the take so far is written")
+    func cliRecordServerKilled() throws {
+        let server = try JACKServer("cli-record-killed", sampleRate: 48_000, period: 512)
+        defer { server.stop() }  // keeps the server alive to the end of the test
+        let take = NSTemporaryDirectory() + "tactus-jack-killed-\(UUID().uuidString).mid"
+        defer { try? FileManager.default.removeItem(atPath: take) }
+        let (recorder, err) = try Self.startRecording(take, server: server.name)
+        // The player sends the song's notes into the take until the server goes.
+        let played = try Self.run(["play", Self.song, "--instrument", "builtin", "--driver", "jack", "--jack-server", server.name,
+                                   "--connect", "none", "--port-tracks", "0=Tactus:midi_in"]) { _ in
+            usleep(2_000_000)
+            server.kill()
+        }
+        #expect(played.status == 74)
+        recorder.waitUntilExit()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(recorder.terminationStatus == 74, "\(stderr)")
+        let lines = stderr.split(separator: "\n").filter { !$0.hasPrefix("tactus: recording into") }
+        #expect(lines.count == 1 && lines[0].contains("the JACK server stopped the client") && lines[0].contains("the take so far is kept"), "\(stderr)")
+        let recorded = Self.noteOnSeconds(try SMFReader.read(contentsOf: take).makeSequence(), before: .infinity)
+        #expect(recorded.count > 3, "the notes played before the kill are in the take (\(recorded.count))")
+        #expect(!FileManager.default.fileExists(atPath: take + ".journal"), "the journal goes once the take is written")
+    }
+}
