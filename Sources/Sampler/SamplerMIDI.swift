@@ -1,0 +1,218 @@
+import AudioGraph
+import Foundation
+import MIDI
+import SoundFont
+
+// MIDI: note on and off, controllers, program and bank selection, pitch wheel and pressures.
+extension SamplerNode {
+    public func receive(_ message: MIDIMessage, atFrame frame: Int64) {
+        position = frame
+        let c = Int(message.channel)
+        switch message.status & 0xF0 {
+        case 0x90 where message.data2 > 0: noteOn(channel: c, key: message.data1 & 0x7F, velocity: message.data2 & 0x7F)
+        case 0x80, 0x90: noteOff(channel: c, key: message.data1 & 0x7F)
+        case 0xA0:
+            polyPressure[c * 128 + Int(message.data1 & 0x7F)] = message.data2 & 0x7F
+            channels[c].serial &+= 1
+        case 0xB0: controlChange(channel: c, controller: message.data1 & 0x7F, value: message.data2 & 0x7F)
+        case 0xC0:
+            channels[c].program = message.data1 & 0x7F
+            selectPreset(c)
+        case 0xD0:
+            channels[c].channelPressure = Float(message.data1 & 0x7F)
+            channels[c].serial &+= 1
+        case 0xE0:
+            channels[c].pitchWheel = Float(message.pitchBendValue)
+            channels[c].serial &+= 1
+        case 0xF0 where message.status == 0xFF:
+            // System reset: silence and return every channel to its initial state.
+            for n in 0..<activeCount { beginFade(Int(activeList[n])) }
+            for ch in 0..<16 { resetChannel(ch) }
+        default: break
+        }
+    }
+
+    func selectPreset(_ c: Int) {
+        let bank = c == 9 ? 128 : Int(channels[c].bankMSB)
+        channels[c].preset = Int32(compiled.preset(bank: bank, program: Int(channels[c].program)))
+        sampleRequests?.ask(Int(channels[c].preset), evenIfPrepared: false)
+    }
+
+    func controlChange(channel c: Int, controller: UInt8, value: UInt8) {
+        let cc = controllers + c * 128
+        cc[Int(controller)] = value
+        switch controller {
+        case MIDIController.bankSelectMSB:
+            // FluidSynth's default "gs" style: the MSB is the bank, the LSB is ignored; it
+            // takes effect at the next program change.
+            channels[c].bankMSB = value
+        case MIDIController.sustainPedal:
+            let down = value >= 64
+            channels[c].sustain = down
+            if !down {
+                forEachActive { i in
+                    if voices[i].state == .playing, Int(voices[i].channel) == c, voices[i].sustained, !voices[i].sostenuto {
+                        voices[i].sustained = false
+                        release(i)
+                    }
+                }
+            }
+        case MIDIController.sostenutoPedal:
+            let down = value >= 64
+            if down && !channels[c].sostenuto {
+                // Only the notes whose keys are down now are caught.
+                forEachActive { i in
+                    if voices[i].state == .playing, Int(voices[i].channel) == c, !voices[i].released, !voices[i].sustained {
+                        voices[i].sostenuto = true
+                    }
+                }
+            } else if !down && channels[c].sostenuto {
+                forEachActive { i in
+                    guard voices[i].state == .playing, Int(voices[i].channel) == c, voices[i].sostenuto else { return }
+                    voices[i].sostenuto = false
+                    // A key released while the pedal held it is released now, unless the
+                    // sustain pedal takes over.
+                    if voices[i].sustained && !channels[c].sustain {
+                        voices[i].sustained = false
+                        release(i)
+                    }
+                }
+            }
+            channels[c].sostenuto = down
+        case MIDIController.rpnMSB: channels[c].rpnMSB = value
+        case MIDIController.rpnLSB: channels[c].rpnLSB = value
+        case MIDIController.nrpnMSB, MIDIController.nrpnLSB:
+            // Data entry after an NRPN must not change the bend range.
+            channels[c].rpnMSB = 127
+            channels[c].rpnLSB = 127
+        case MIDIController.dataEntryMSB:
+            if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
+                let cents = channels[c].bendRange - channels[c].bendRange.rounded(.down)
+                channels[c].bendRange = Float(value) + cents
+            }
+        case MIDIController.dataEntryLSB:
+            if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
+                channels[c].bendRange = channels[c].bendRange.rounded(.down) + Float(min(value, 99)) / 100
+            }
+        case MIDIController.allSoundOff:
+            forEachActive { i in if Int(voices[i].channel) == c { beginFade(i) } }
+        case MIDIController.resetAllControllers:
+            // RP-015: modulation, expression, pedals, pressures, bend and RPN selection;
+            // volume, pan, sends and the bend range stay.
+            cc[1] = 0
+            cc[11] = 127
+            cc[64] = 0
+            cc[65] = 0
+            cc[66] = 0
+            cc[67] = 0
+            channels[c].channelPressure = 0
+            channels[c].pitchWheel = 8192
+            channels[c].rpnMSB = 127
+            channels[c].rpnLSB = 127
+            channels[c].sustain = false
+            channels[c].sostenuto = false
+            (polyPressure + c * 128).update(repeating: 0, count: 128)
+            forEachActive { i in
+                if voices[i].state == .playing, Int(voices[i].channel) == c {
+                    voices[i].sostenuto = false
+                    if voices[i].sustained {
+                        voices[i].sustained = false
+                        release(i)
+                    }
+                }
+            }
+        case MIDIController.allNotesOff, 124, 125, 126, 127:
+            forEachActive { i in
+                if voices[i].state == .playing, Int(voices[i].channel) == c, !voices[i].released { noteOffVoice(i) }
+            }
+        default: break
+        }
+        channels[c].serial &+= 1
+    }
+
+    func noteOff(channel c: Int, key: UInt8) {
+        forEachActive { i in
+            let v = voices + i
+            if v.pointee.state == .playing, Int(v.pointee.channel) == c, v.pointee.noteKey == key,
+               !v.pointee.released, !v.pointee.sustained {
+                noteOffVoice(i)
+            }
+        }
+    }
+
+    /// A key went up for voice `i`: release it unless a pedal holds it.
+    func noteOffVoice(_ i: Int) {
+        let c = Int(voices[i].channel)
+        if channels[c].sustain || voices[i].sostenuto {
+            voices[i].sustained = true
+        } else {
+            release(i)
+        }
+    }
+
+    /// Moves both envelopes into their release sections. A volume envelope still in its
+    /// attack (linear in amplitude) is converted to the equivalent dB-domain value first, so
+    /// the level does not jump.
+    func release(_ i: Int) {
+        let v = voices + i
+        guard v.pointee.state == .playing, !v.pointee.released else { return }
+        v.pointee.released = true
+        v.pointee.sustained = false
+        if v.pointee.volumeEnvelope.section == .attack && v.pointee.volumeEnvelope.value > 0 {
+            let amp = v.pointee.volumeEnvelope.value
+            let cb = -200 * log10(amp)
+            v.pointee.volumeEnvelope.value = min(max(1 - cb / 960, 0), 1)
+        }
+        if v.pointee.modulationEnvelope.section == .attack && v.pointee.modulationEnvelope.value > 0 {
+            v.pointee.modulationEnvelope.value = min(max(tables.lookup(tables.convex, 127 * v.pointee.modulationEnvelope.value), 0), 1)
+        }
+        v.pointee.volumeEnvelope.enterRelease()
+        v.pointee.modulationEnvelope.enterRelease()
+    }
+
+    /// Cuts voice `i` with a short linear fade (steals, all sound off, exclusive classes).
+    func beginFade(_ i: Int) {
+        let v = voices + i
+        guard v.pointee.state == .playing else { return }
+        v.pointee.state = .fading
+        let n = Float(fadeFrames)
+        v.pointee.fadeRemaining = fadeFrames
+        v.pointee.stepL = -v.pointee.gainL / n
+        v.pointee.stepR = -v.pointee.gainR / n
+        let ramped = Float(v.pointee.sendRampFrame)
+        v.pointee.gainReverb += v.pointee.stepReverb * ramped
+        v.pointee.gainChorus += v.pointee.stepChorus * ramped
+        v.pointee.sendRampFrame = 0
+        v.pointee.stepReverb = -v.pointee.gainReverb / n
+        v.pointee.stepChorus = -v.pointee.gainChorus / n
+        v.pointee.da1 = 0
+        v.pointee.da2 = 0
+        v.pointee.db02 = 0
+        v.pointee.db1 = 0
+    }
+
+    @inline(__always)
+    func forEachActive(_ body: (Int) -> Void) {
+        for n in 0..<activeCount { body(Int(activeList[n])) }
+    }
+
+    func noteOn(channel c: Int, key: UInt8, velocity: UInt8) {
+        // A key struck again releases what it still sounds, pedals permitting (as FluidSynth).
+        forEachActive { i in
+            if voices[i].state == .playing, Int(voices[i].channel) == c, voices[i].noteKey == key,
+               !voices[i].released, !voices[i].sustained {
+                noteOffVoice(i)
+            }
+        }
+        let p = Int(channels[c].preset)
+        guard p >= 0 else { return }
+        noteSerial &+= 1
+        let (start, count) = compiled.presetRegions[p]
+        for r in Int(start)..<Int(start + count) {
+            let region = compiled.regions + r
+            guard key >= region.pointee.keyLow, key <= region.pointee.keyHigh,
+                  velocity >= region.pointee.velocityLow, velocity <= region.pointee.velocityHigh else { continue }
+            startVoice(channel: c, key: key, velocity: velocity, region: r)
+        }
+    }
+}

@@ -1,0 +1,356 @@
+import AudioGraph
+import Foundation
+import MIDI
+import SoundFont
+
+// Rendering: voices in groups of four (SIMD), sample interpolation, the per-sample filter and gain ramps, and the effect sends.
+extension SamplerNode {
+    public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        // Ramps of volume and send levels step every 32 frames: a render call has a fixed cost
+        // (effect sends, voice groups) too high to pay per frame.
+        renderFollowingParameters(startFrame: startFrame, frameCount: frameCount, inputs: inputs, output: output,
+                                  controlInterval: 32,
+                                  renderSteady: { self.renderSteady(startFrame: $0, frameCount: $1, inputs: $2, output: $3) })
+    }
+
+    func renderSteady(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        output.clear(frameCount: frameCount)
+        guard let reverbSend = reverbSendBuffer, let chorusSend = chorusSendBuffer, let wet else { return }
+        let reverbOn = parameters[Parameter.reverbLevel] > 0
+        let chorusOn = parameters[Parameter.chorusLevel] > 0
+        let interval = Int64(Self.controlInterval)
+        var done = 0
+        while done < frameCount {
+            let frame = startFrame + Int64(done)
+            let intoGrid = Int(((frame % interval) + interval) % interval)
+            if intoGrid == 0 {
+                position = frame
+                controlStep(frame: frame)
+            }
+            let count = min(frameCount - done, Self.controlInterval - intoGrid)
+            renderChunk(count: count, sends: reverbOn || chorusOn)
+            for k in 0..<count {
+                output.left[done + k] = sumL[k].sum()
+                output.right[done + k] = sumR[k].sum()
+            }
+            if reverbOn { for k in 0..<count { reverbSend[done + k] = sumReverb[k].sum() } }
+            if chorusOn { for k in 0..<count { chorusSend[done + k] = sumChorus[k].sum() } }
+            done += count
+        }
+        position = startFrame + Int64(frameCount)
+        // The effects run even when no voice sounds, so their tails ring out.
+        if reverbOn {
+            effectInput.pointee = StereoBuffer(left: reverbSend, right: reverbSend)
+            reverb.render(startFrame: startFrame, frameCount: frameCount, inputs: UnsafeBufferPointer(start: effectInput, count: 1),
+                          output: wet)
+            for f in 0..<frameCount {
+                output.left[f] += wet.left[f]
+                output.right[f] += wet.right[f]
+            }
+        }
+        if chorusOn {
+            effectInput.pointee = StereoBuffer(left: chorusSend, right: chorusSend)
+            chorus.render(startFrame: startFrame, frameCount: frameCount, inputs: UnsafeBufferPointer(start: effectInput, count: 1),
+                          output: wet)
+            for f in 0..<frameCount {
+                output.left[f] += wet.left[f]
+                output.right[f] += wet.right[f]
+            }
+        }
+    }
+
+    /// Renders `count` frames (inside one control interval) of every active voice into the
+    /// lane sums, four voices at a time: each voice's interpolated points go to one lane of
+    /// ``lanes``, then filter, gains and mixing run on the four lanes at once. Voices whose
+    /// sample, envelope or fade ends are freed.
+    func renderChunk(count: Int, sends: Bool) {
+        let zero = SIMD4<Float>(repeating: 0)
+        sumL.update(repeating: zero, count: count)
+        sumR.update(repeating: zero, count: count)
+        if sends {
+            sumReverb.update(repeating: zero, count: count)
+            sumChorus.update(repeating: zero, count: count)
+        }
+        var n = 0
+        while n < activeCount {
+            let width = min(4, activeCount - n)
+            // Lanes without a voice read a silent, gainless dummy.
+            var group = (Int32(-1), Int32(-1), Int32(-1), Int32(-1))
+            withUnsafeMutableBytes(of: &group) { raw in
+                let g = raw.bindMemory(to: Int32.self)
+                for lane in 0..<width { g[lane] = activeList[n + lane] }
+            }
+            renderGroup(group, count: count, sends: sends)
+            n += width
+        }
+    }
+
+    @inline(__always)
+    func laneVoice(_ group: (Int32, Int32, Int32, Int32), _ lane: Int) -> UnsafeMutablePointer<SamplerVoice> {
+        let index: Int32
+        switch lane {
+        case 0: index = group.0
+        case 1: index = group.1
+        case 2: index = group.2
+        default: index = group.3
+        }
+        return index >= 0 ? voices + Int(index) : silentVoice
+    }
+
+    func renderGroup(_ group: (Int32, Int32, Int32, Int32), count: Int, sends: Bool) {
+        let points = UnsafeMutableRawPointer(lanes).assumingMemoryBound(to: Float.self)
+        // Each lane's voice (the silent voice for an empty lane, a voice that ended earlier in
+        // this control interval, or one still in its delay) and its number of real frames.
+        var voiceOf = (silentVoice, silentVoice, silentVoice, silentVoice)
+        var validOf: (Float, Float, Float, Float) = (0, 0, 0, 0)
+        for lane in 0..<4 {
+            let v = laneVoice(group, lane)
+            var produced = 0
+            var live = false
+            if v != silentVoice, v.pointee.state != .off,
+               !(v.pointee.volumeEnvelope.section == .delay && v.pointee.state == .playing) {
+                live = true
+                var frames = count
+                if v.pointee.state == .fading {
+                    frames = min(count, v.pointee.fadeRemaining)
+                    v.pointee.fadeRemaining -= frames
+                }
+                produced = interpolate(v, count: frames, into: points + lane)
+                // An unlooped sample that ended, or a fade that ends in this chunk.
+                if produced < frames || (v.pointee.state == .fading && v.pointee.fadeRemaining == 0) {
+                    v.pointee.state = .off
+                }
+            }
+            for k in produced..<count { points[4 * k + lane] = 0 }
+            switch lane {
+            case 0: if live { voiceOf.0 = v }; validOf.0 = Float(produced)
+            case 1: if live { voiceOf.1 = v }; validOf.1 = Float(produced)
+            case 2: if live { voiceOf.2 = v }; validOf.2 = Float(produced)
+            default: if live { voiceOf.3 = v }; validOf.3 = Float(produced)
+            }
+        }
+        let v0 = voiceOf.0, v1 = voiceOf.1, v2 = voiceOf.2, v3 = voiceOf.3
+        // Whole vectors built at once: inserting lanes one by one goes through memory and
+        // stalls on every insert.
+        @inline(__always) func gather(_ read: (UnsafeMutablePointer<SamplerVoice>) -> Float) -> SIMD4<Float> {
+            SIMD4(read(v0), read(v1), read(v2), read(v3))
+        }
+        let valid = SIMD4<Float>(validOf.0, validOf.1, validOf.2, validOf.3)
+        var h1 = gather { $0.pointee.history1 }, h2 = gather { $0.pointee.history2 }
+        var b02 = gather { $0.pointee.b02 }, b1 = gather { $0.pointee.b1 }
+        var a1 = gather { $0.pointee.a1 }, a2 = gather { $0.pointee.a2 }
+        let db02 = gather { $0.pointee.db02 }, db1 = gather { $0.pointee.db1 }
+        let da1 = gather { $0.pointee.da1 }, da2 = gather { $0.pointee.da2 }
+        var gl = gather { $0.pointee.gainL }, gr = gather { $0.pointee.gainR }
+        let sl = gather { $0.pointee.stepL }, sr = gather { $0.pointee.stepR }
+        let ramping = (db02 * db02 + db1 * db1 + da1 * da1 + da2 * da2).max() != 0
+        let zero = SIMD4<Float>()
+        let truncated = valid.min() < Float(count)
+        // FluidSynth's direct form II low-pass; the feedback term on the older history comes
+        // first, which shortens the chain each sample waits on.
+        if ramping || truncated {
+            for k in 0..<count {
+                let centre = lanes[k] - a2 * h2 - a1 * h1
+                var y = b02 * (centre + h2) + b1 * h1
+                h2 = h1
+                h1 = centre
+                b02 += db02
+                b1 += db1
+                a1 += da1
+                a2 += da2
+                // A lane past its end (a sample or fade that ended) is silent, so the
+                // filter's ringing never depends on where blocks were split.
+                y.replace(with: zero, where: SIMD4<Float>(repeating: Float(k)) .>= valid)
+                lanes[k] = y
+                // Step first, so a note's first frame is already heard (its onset is exact).
+                gl += sl
+                gr += sr
+                sumL[k] += y * gl
+                sumR[k] += y * gr
+            }
+        } else {
+            for k in 0..<count {
+                let centre = lanes[k] - a2 * h2 - a1 * h1
+                let y = b02 * (centre + h2) + b1 * h1
+                h2 = h1
+                h1 = centre
+                lanes[k] = y
+                gl += sl
+                gr += sr
+                sumL[k] += y * gl
+                sumR[k] += y * gr
+            }
+        }
+        if sends {
+            // Send gains are a function of the frames since the last control step, so a send
+            // that is switched off can skip its loop and still be where it should afterwards.
+            let reverbBase = gather { $0.pointee.gainReverb }, reverbStep = gather { $0.pointee.stepReverb }
+            let chorusBase = gather { $0.pointee.gainChorus }, chorusStep = gather { $0.pointee.stepChorus }
+            let rampFrame = gather { Float($0.pointee.sendRampFrame) }
+            for k in 0..<count {
+                let frames = rampFrame + Float(k + 1)
+                let y = lanes[k]
+                sumReverb[k] += y * (reverbBase + reverbStep * frames)
+                sumChorus[k] += y * (chorusBase + chorusStep * frames)
+            }
+        }
+        // Written back lane by lane (a local function capturing these variables would box them).
+        for lane in 0..<4 {
+            let v = lane == 0 ? v0 : lane == 1 ? v1 : lane == 2 ? v2 : v3
+            guard v != silentVoice else { continue }
+            v.pointee.history1 = h1[lane]
+            v.pointee.history2 = h2[lane]
+            v.pointee.b02 = b02[lane]
+            v.pointee.b1 = b1[lane]
+            v.pointee.a1 = a1[lane]
+            v.pointee.a2 = a2[lane]
+            v.pointee.gainL = gl[lane]
+            v.pointee.gainR = gr[lane]
+            v.pointee.sendRampFrame += count
+        }
+    }
+
+    /// Reads `count` interpolated sample points of voice `v` into every fourth float from
+    /// `out`; returns fewer when an unlooped sample ends.
+    ///
+    /// The points a stretch of outputs reads are first copied, as floats, into ``window`` in
+    /// the order playback meets them (through the loop, clamped at the start, silence past an
+    /// unlooped end), so each output is one vector load and a dot product with its row of
+    /// the coefficient table.
+    @inline(__always)
+    func interpolate(_ v: UnsafeMutablePointer<SamplerVoice>, count: Int, into out: UnsafeMutablePointer<Float>) -> Int {
+        let coefficients = interpolationTable
+        var phase = v.pointee.phase
+        let increment = v.pointee.increment
+        let end = v.pointee.end
+        let loopStart = v.pointee.loopStart, loopEnd = v.pointee.loopEnd
+        let looping = v.pointee.loopMode == 1 || (v.pointee.loopMode == 3 && !v.pointee.released)
+        let loopLength = Int64(loopEnd - loopStart) << 32
+        var produced = 0
+        while produced < count {
+            if looping {
+                while phase >> 32 >= Int64(loopEnd) {
+                    phase -= loopLength
+                    v.pointee.hasLooped = true
+                }
+            }
+            let first = Int(phase >> 32)
+            var n = count - produced
+            // The divisions below are costly next to a stretch of 64 outputs: they run only
+            // when the stretch would pass an unlooped end or overflow the window.
+            let span = Int64(n - 1) * increment
+            if !looping {
+                if first >= end { break }
+                if phase + span >= Int64(end) << 32 {
+                    // Outputs left before the position reaches the end.
+                    n = min(n, Int(((Int64(end) << 32) - phase + increment - 1) / increment))
+                }
+            }
+            if (phase & 0xFFFF_FFFF) + span >= Int64(Self.windowCapacity - 4) << 32 {
+                // As many outputs as the window holds.
+                n = max(1, min(n, Int((Int64(Self.windowCapacity - 4) << 32) / increment)))
+            }
+            let last = Int((phase + Int64(n - 1) * increment) >> 32)
+            fillWindow(v, from: first - 1, count: last - first + 4, looping: looping)
+            let origin = Int64(first) << 32
+            let w = UnsafeRawPointer(window)
+            @inline(__always) func product(_ p: Int64) -> SIMD4<Float> {
+                let s = w.loadUnaligned(fromByteOffset: 4 * Int((p - origin) >> 32), as: SIMD4<Float>.self)
+                return s * coefficients[Int(UInt32(truncatingIfNeeded: p) >> Self.fractionShift)]
+            }
+            // Four outputs at a time: their four products are summed across by a transpose,
+            // which costs less than four horizontal sums.
+            var k = 0
+            while k + 4 <= n {
+                let m0 = product(phase), m1 = product(phase + increment)
+                let m2 = product(phase + 2 * increment), m3 = product(phase + 3 * increment)
+                let low01 = SIMD4(m0[0], m1[0], m0[1], m1[1]), high01 = SIMD4(m0[2], m1[2], m0[3], m1[3])
+                let low23 = SIMD4(m2[0], m3[0], m2[1], m3[1]), high23 = SIMD4(m2[2], m3[2], m2[3], m3[3])
+                let a = low01 + high01, b = low23 + high23
+                let sums = SIMD4(a[0], a[1], b[0], b[1]) + SIMD4(a[2], a[3], b[2], b[3])
+                let o = out + 4 * (produced + k)
+                o[0] = sums[0]
+                o[4] = sums[1]
+                o[8] = sums[2]
+                o[12] = sums[3]
+                phase += 4 * increment
+                k += 4
+            }
+            while k < n {
+                // The same order of additions as the transpose, so an output does not depend
+                // on which loop computed it (that depends on block splits).
+                let m = product(phase)
+                out[4 * (produced + k)] = (m[0] + m[2]) + (m[1] + m[3])
+                phase += increment
+                k += 1
+            }
+            produced += n
+        }
+        if looping {
+            // Stored inside the loop, so a release (loop mode 3) continues from the point
+            // playback has really reached.
+            while phase >> 32 >= Int64(loopEnd) {
+                phase -= loopLength
+                v.pointee.hasLooped = true
+            }
+        }
+        v.pointee.phase = phase
+        return produced
+    }
+
+    /// Copies `count` points starting at playback index `first` into ``window``.
+    @inline(__always)
+    func fillWindow(_ v: UnsafeMutablePointer<SamplerVoice>, from first: Int, count: Int, looping: Bool) {
+        guard let words = v.pointee.words else {
+            window.update(repeating: 0, count: count)
+            return
+        }
+        let start = v.pointee.start, end = v.pointee.end
+        let loopStart = v.pointee.loopStart, loopEnd = v.pointee.loopEnd
+        let loopLength = loopEnd - loopStart
+        let hasLooped = v.pointee.hasLooped
+        let low = v.pointee.lowBytes
+        var index = first
+        var i = 0
+        while i < count {
+            var p = index
+            if looping {
+                if p >= loopEnd {
+                    p = loopStart + (p - loopEnd) % loopLength
+                } else if hasLooped && p < loopStart {
+                    // The point before the loop start, once looping: the loop's last point.
+                    p += loopLength
+                }
+            } else if p >= end {
+                (window + i).update(repeating: 0, count: count - i)
+                return
+            }
+            if p < start {
+                window[i] = point(start, words: words, low: low)
+                i += 1
+                index += 1
+                continue
+            }
+            let runEnd = looping && p < loopEnd ? loopEnd : end
+            let run = min(count - i, max(1, runEnd - p))
+            let destination = window + i
+            if let low {
+                for r in 0..<run { destination[r] = Float(Int32(words[p + r]) << 8 | Int32(low[p + r])) * (1 / 256) }
+            } else {
+                let source = words + p
+                for r in 0..<run { destination[r] = Float(source[r]) }
+            }
+            i += run
+            index += run
+        }
+    }
+
+    /// Sample point `j` as a 16-bit-scaled float (24-bit banks add their low byte).
+    @inline(__always)
+    func point(_ j: Int, words: UnsafePointer<Int16>, low: UnsafePointer<UInt8>?) -> Float {
+        if let low {
+            return Float(Int32(words[j]) << 8 | Int32(low[j])) * (1 / 256)
+        }
+        return Float(words[j])
+    }
+}
