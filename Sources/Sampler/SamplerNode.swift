@@ -81,6 +81,8 @@ public final class SamplerNode: ParameterizedNode {
     let activeList: UnsafeMutablePointer<Int32>
     var activeCount = 0
     let freeList: UnsafeMutablePointer<Int32>
+    /// Scratch for the lowest overflow slot no sounding voice holds (one per slot).
+    let overflowSlotTaken: UnsafeMutablePointer<Bool>
     var freeCount = 0
     let channels: UnsafeMutablePointer<Channel>
     let controllers: UnsafeMutablePointer<UInt8>
@@ -137,6 +139,8 @@ public final class SamplerNode: ParameterizedNode {
         activeList = .allocate(capacity: poolSize)
         activeList.initialize(repeating: 0, count: poolSize)
         freeList = .allocate(capacity: poolSize)
+        overflowSlotTaken = .allocate(capacity: poolSize)
+        overflowSlotTaken.initialize(repeating: false, count: poolSize)
         freeList.initialize(repeating: 0, count: poolSize)
         channels = .allocate(capacity: 16)
         channels.initialize(repeating: Channel(), count: 16)
@@ -187,6 +191,7 @@ public final class SamplerNode: ParameterizedNode {
         voices.deallocate()
         activeList.deallocate()
         freeList.deallocate()
+        overflowSlotTaken.deallocate()
         channels.deinitialize(count: 16)
         channels.deallocate()
         controllers.deallocate()

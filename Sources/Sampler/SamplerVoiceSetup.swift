@@ -84,10 +84,12 @@ extension SamplerNode {
             }
         }
         enforceLimit(leavingRoomForOne: true)
+        let slot = lowestFreeOverflowSlot()
         let i = takeSlot()
         serial &+= 1
         let v = voices + i
         v.pointee = SamplerVoice()
+        v.pointee.overflowSlot = slot
         v.pointee.state = .playing
         v.pointee.channel = UInt8(c)
         v.pointee.noteKey = key

@@ -27,6 +27,9 @@ struct SamplerVoice {
     var region: Int32 = 0
     /// Start order: stealing takes older voices first; a note-on's voices share a note id.
     var serial: UInt64 = 0
+    /// The voice's place in FluidSynth's voice array, were FluidSynth playing: where a tie
+    /// between equally scored voices is broken when polyphony overflows.
+    var overflowSlot: Int32 = 0
     var noteID: UInt64 = 0
     var startFrame: Int64 = 0
     /// The channel's controller serial the modulated values were computed for.

@@ -283,6 +283,35 @@ private let sine441 = TestSample.sine(period: 100)
         #expect(maximumJump(out.left, 0..<12_000) < 0.25 * single)
     }
 
+    /// Polyphony overflow as FluidSynth resolves it: the voice with the lowest score goes
+    /// (released -2000, held by a pedal -1000, youth 1000 x rate / age), and among equal
+    /// scores the first in FluidSynth's voice array, whose places a new voice fills from the
+    /// first free one.
+    @Test func overflowStealsAsFluidSynthDoes() throws {
+        let bank = singleBank(.constant(8000), [.releaseVolEnv: 1200])
+        // A chord of six at one frame with room for four: 60, 61, 62, 63 take places 0-3; 64
+        // replaces the first of the equals (60, place 0), then 65 replaces 64 there.
+        let chord = try SamplerRig(bank)
+        chord.sampler.setParameter(SamplerNode.Parameter.voiceLimit, value: 4)
+        _ = chord.render(frames: 2000, (60...65).map { (frame: 0, message: on(UInt8($0))) })
+        #expect(chord.sampler.voiceSummary().filter { !$0.fading }.map(\.key).sorted() == [61, 62, 63, 65])
+
+        // Youth counts most: 1000 x 44100 / age. A voice released 900 frames after it was
+        // struck still outscores one held for 8000 frames (-2000 + 44100 against 5512), so the
+        // old held voice goes, where "released first" would take the young one.
+        let young = try SamplerRig(bank)
+        young.sampler.setParameter(SamplerNode.Parameter.voiceLimit, value: 2)
+        _ = young.render(frames: 9000, [(0, on(60, 100)), (7000, on(64, 100)), (7100, off(64)), (8000, on(67, 100))])
+        #expect(young.sampler.voiceSummary().filter { !$0.fading }.map(\.key).sorted() == [64, 67])
+
+        // At equal ages, a released voice goes first (-2000).
+        let released = try SamplerRig(bank)
+        released.sampler.setParameter(SamplerNode.Parameter.voiceLimit, value: 2)
+        _ = released.render(frames: 9000, [(0, on(60, 100)), (0, on(64, 100)), (100, off(64)), (8000, on(67, 100))])
+        #expect(released.sampler.voiceSummary().filter { !$0.fading }.map(\.key).sorted() == [60, 67])
+
+    }
+
     @Test func allSoundOffAndAllNotesOff() throws {
         let bank = singleBank(.constant(8000), [.releaseVolEnv: 2400])
         let rig = try SamplerRig(bank)
