@@ -63,6 +63,15 @@ for kind in $KINDS; do
   done
 done
 
+# The ratios above compare equal work only if both play the same voices: check the levels at
+# the same polyphony (Benchmarks/polyphony_levels.sh, dry, gains out of the way) and say so.
+if levels=$(POLYPHONY=4096 NS="$NS" KINDS="$KINDS" "$ROOT/Benchmarks/polyphony_levels.sh" "$SF" 2>/dev/null); then
+  echo "(equal work: every stress file's level is within 1 dB of FluidSynth's at this polyphony)"
+else
+  echo "(NOT equal work: these stress files' levels differ by more than 1 dB, so their ratios compare different work:)"
+  echo "$levels" | awk '$1 ~ /^poly_/ { d = $(NF-1); if (d > 1 || d < -1) print "   " $0 }'
+fi
+
 # 2./3. The corpus.
 # The host is shared: each side runs ${CORPUS_RUNS:-2} times, alternating, and keeps its best time.
 files=$(ls "$MID_DIR"/*.mid)
