@@ -303,7 +303,7 @@ struct RecordCommand: ParsableCommand {
             }
         }
 
-        let journalPath = output + ".journal"
+        let journalPath = Self.journalPath(for: output)
         let journal: RecordingJournalWriter
         do {
             journal = try RecordingJournalWriter(path: journalPath, header: RecordingJournalHeader(sequence: plan.base, settings: plan.settings, backingPath: backing.map(absolutePath)))
@@ -449,7 +449,7 @@ struct RecordCommand: ParsableCommand {
         }
         if let journalError { printError("tactus: \(journalError); the take is written without it") }
 
-        let written = try write(recorder, plan: plan, to: output)
+        let written = try write(recorder, plan: plan, to: output, journal: journalPath)
         unlink(journalPath)
         print("\(output): \(written), \(formatDuration(max(0, takeNow - startSeconds))) recorded")
         // The take is safe; the exit status still says the device or server failed.
@@ -549,13 +549,24 @@ struct RecordCommand: ParsableCommand {
         return "REC \(position)  \(formatDuration(max(0, takeNow - startSeconds)))  in: \(count) event\(count == 1 ? "" : "s")" + (last.isEmpty ? "" : "  last \(last)")
     }
 
+    /// Where the journal of a take into `output` goes: beside it (`OUT.mid.journal`), unless
+    /// the output is not a regular file (`/dev/null`, a FIFO, a terminal), where nothing may be
+    /// created beside it: then in the temporary directory, named by the process.
+    static func journalPath(for output: String) -> String {
+        var info = stat()
+        if stat(output, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
+            return (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/tactus-record-\(getpid()).mid.journal"
+        }
+        return output + ".journal"
+    }
+
     /// Writes the take merged into the base sequence as a format-1 file; returns a summary.
-    func write(_ recorder: MIDIRecorder, plan: Plan, to output: String) throws -> String {
+    func write(_ recorder: MIDIRecorder, plan: Plan, to output: String, journal: String? = nil) throws -> String {
         let merged = recorder.merged(into: plan.base)
         do {
             try SMFWriter.writeAtomically(SMFWriter.bytes(of: merged, layout: .format1), to: output)
         } catch {
-            printError("tactus: \(error); the journal \(output).journal keeps the take (tactus record --recover)")
+            printError("tactus: \(error); the journal \(journal ?? output + ".journal") keeps the take (tactus record --recover)")
             throw ExitCode(ExitStatus.cannotCreate)
         }
         let takes = recorder.takes

@@ -105,6 +105,22 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["in.fifo"])
     }
 
+    @Test("record -o /dev/null keeps its journal in the temporary directory, never beside /dev/null, and /dev/null stays a device")
+    func recordingToDevNullKeepsTheJournalElsewhere() throws {
+        let (dir, fifo) = try workspace()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let p = try startRecording(["-o", "/dev/null", "--input-device", fifo, "--no-audio", "--duration", "1"], dir: dir)
+        let journal = (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/tactus-record-\(p.processIdentifier).mid.journal"
+        #expect(FileManager.default.fileExists(atPath: journal), "the journal is in the temporary directory while recording")
+        #expect(!FileManager.default.fileExists(atPath: "/dev/null.journal"))
+        send([0x90, 60, 100, 0x80, 60, 0], to: fifo)
+        let r = finish(p, dir: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: journal), "the journal goes once the take is written")
+        var info = stat()
+        #expect(stat("/dev/null", &info) == 0 && (info.st_mode & S_IFMT) == S_IFCHR, "/dev/null is still a character device")
+    }
+
     @Test func anOutputThatCannotBeCreatedExits73() throws {
         let (dir, fifo) = try workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }
