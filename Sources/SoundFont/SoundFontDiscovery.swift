@@ -7,7 +7,8 @@ import Glibc
 /// The order: an explicit path (a `--soundfont` option) first, then the `TACTUS_SOUNDFONT`
 /// environment variable, then the first existing file of ``standardPaths`` (where Debian's
 /// `fluid-soundfont-gm` and `timgm6mb-soundfont` packages install, `default-GM.sf2` being the
-/// system's chosen default). A path given explicitly or through the environment must exist:
+/// system's chosen default; then the SoundFont 3 banks of `musescore-general-soundfont` and
+/// `musescore-general-soundfont-small`, whose samples need libvorbisfile). A path given explicitly or through the environment must exist:
 /// a typo there is an error, not a silent fall back to another bank.
 public enum SoundFontDiscovery {
     /// The environment variable naming a bank.
@@ -18,6 +19,9 @@ public enum SoundFontDiscovery {
         "/usr/share/sounds/sf2/default-GM.sf2",
         "/usr/share/sounds/sf2/FluidR3_GM.sf2",
         "/usr/share/sounds/sf2/TimGM6mb.sf2",
+        "/usr/share/sounds/sf3/default-GM.sf3",
+        "/usr/share/sounds/sf3/MuseScore_General.sf3",
+        "/usr/share/sounds/sf3/MuseScore_General_Lite.sf3",
     ]
 
     /// Where a chosen bank's path came from.
