@@ -138,18 +138,26 @@ public final class ReverbNode: ParameterizedNode {
             for i in 0..<n { x[i] = (input.left[done + i] + input.right[done + i]) * 0.015 + 1e-20 }
             sumL.update(repeating: 0, count: n)
             sumR.update(repeating: 0, count: n)
+            // Each delay line runs in stretches up to its wrap-around, so the inner loops need
+            // no test of the position (the same operations, in the same order, per sample).
             for k in 0..<16 {
                 let ring = rings[k], length = lengths[k]
                 let sum = k < 8 ? sumL : sumR
                 var p = positions[k], store = combStore[k]
                 let fb = feedback, d1 = damp1, d2 = damp2
-                for i in 0..<n {
-                    let y = ring[p]
-                    store = y * d2 + store * d1
-                    ring[p] = x[i] + store * fb
-                    p += 1
+                var i = 0
+                while i < n {
+                    let stretch = min(n - i, length - p)
+                    let line = ring + p, input = x + i, out = sum + i
+                    for j in 0..<stretch {
+                        let y = line[j]
+                        store = y * d2 + store * d1
+                        line[j] = input[j] + store * fb
+                        out[j] += y
+                    }
+                    i += stretch
+                    p += stretch
                     if p == length { p = 0 }
-                    sum[i] += y
                 }
                 positions[k] = p
                 combStore[k] = store
@@ -158,13 +166,19 @@ public final class ReverbNode: ParameterizedNode {
                 let ring = rings[k], length = lengths[k]
                 let sum = k < 20 ? sumL : sumR
                 var p = positions[k]
-                for i in 0..<n {
-                    let buffered = ring[p]
-                    let v = sum[i]
-                    ring[p] = v + buffered * 0.5
-                    p += 1
+                var i = 0
+                while i < n {
+                    let stretch = min(n - i, length - p)
+                    let line = ring + p, io = sum + i
+                    for j in 0..<stretch {
+                        let buffered = line[j]
+                        let v = io[j]
+                        line[j] = v + buffered * 0.5
+                        io[j] = buffered - v
+                    }
+                    i += stretch
+                    p += stretch
                     if p == length { p = 0 }
-                    sum[i] = buffered - v
                 }
                 positions[k] = p
             }
