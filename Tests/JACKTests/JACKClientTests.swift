@@ -123,7 +123,9 @@ struct JACKClientTests {
 
     @Test("audio one client writes reaches another's inputs sample for sample")
     func audioArrivesUnchanged() throws {
-        let server = try JACKServer("audio")
+        // Long periods: under the load of the other suites a 5 ms period can be missed, and an
+        // xrun drops frames the comparison below would count.
+        let server = try JACKServer("audio", sampleRate: 48_000, period: 2048)
         defer { server.stop() }  // keeps the server alive to the end of the test
         let sender = try JACKClient(name: "sender", server: server.name)
         let probe = try JACKClient(name: "probe", server: server.name, audioInput: true)
@@ -143,8 +145,8 @@ struct JACKClientTests {
         for i in start..<sink.capacity where sink.left[i] != RampSource.value(offset + i - start) || sink.right[i] != -sink.left[i] {
             mismatches += 1
         }
-        #expect(mismatches == 0)
-        #expect(sink.capacity - start > 40_000)
+        #expect(mismatches == 0, "\(mismatches) frames differ; xruns: sender \(sender.xrunCount), probe \(probe.xrunCount)")
+        #expect(sink.capacity - start > 30_000)
     }
 
     @Test("MIDI written at a frame of the period arrives at that frame")

@@ -54,7 +54,7 @@ extension JACKClientTests {
 
     @Test("MIDI clock to a JACK port: Start, 24 clocks per quarter through a tempo change at their frames, Stop at the end; at rate 2 twice as fast")
     func clockThroughTempoChangeAndRate() async throws {
-        let server = try JACKServer("clock", sampleRate: 48_000, period: 1024)
+        let server = try JACKServer("clock", sampleRate: 48_000, period: 2048)
         defer { server.stop() }  // keeps the server alive to the end of the test
         let sequence = Self.clockSong()
         for rate: Int64 in [1, 2] {
@@ -78,7 +78,7 @@ extension JACKClientTests {
 
     @Test("MIDI clock after a locate: Stop, the Song Position Pointer naming the sixteenth, Continue, then clocks from there")
     func clockAfterLocate() async throws {
-        let server = try JACKServer("clock-locate", sampleRate: 48_000, period: 1024)
+        let server = try JACKServer("clock-locate", sampleRate: 48_000, period: 2048)
         defer { server.stop() }  // keeps the server alive to the end of the test
         let sequence = Self.clockSong()
         let received = try await Self.captureClock(sequence, server: server) { session in

@@ -62,7 +62,7 @@ extension JACKClientTests {
 
     @Test("tracks sent to a JACK MIDI port arrive at exactly their frames, in step with the audio")
     func portTracksAtExactFrames() async throws {
-        let server = try JACKServer("midiout", sampleRate: 48_000, period: 1024)
+        let server = try JACKServer("midiout", sampleRate: 48_000, period: 2048)
         defer { server.stop() }  // keeps the server alive to the end of the test
         let probe = try JACKClient(name: "portprobe", server: server.name, audioInput: true, midiInput: true)
         let capture = AudioAndMIDICapture(frames: probe.sampleRate * 8)
@@ -162,7 +162,7 @@ final class StampedMIDISender: JACKProcessSource, @unchecked Sendable {
 extension JACKClientTests {
     @Test("JACK MIDI in: what another client sends reaches the session's input in order, each stamped within one period of when it was sent")
     func midiInputStamps() async throws {
-        let server = try JACKServer("midiin", sampleRate: 48_000, period: 512)
+        let server = try JACKServer("midiin", sampleRate: 48_000, period: 1024)
         defer { server.stop() }  // keeps the server alive to the end of the test
         let keyboard = try JACKClient(name: "keyboard", server: server.name, midiOutput: true)
         let sender = StampedMIDISender(offsets: [0, 7, 300, 511], periods: 6)
@@ -184,7 +184,7 @@ extension JACKClientTests {
 
         let got = received.withLock { $0 }
         #expect(got.map { $0.1[1] } == (0..<24).map { UInt8($0) }, "every message once, in order")
-        let period = Int64(512) * 1_000_000_000 / 48_000
+        let period = Int64(1024) * 1_000_000_000 / 48_000
         for (index, (host, _)) in got.enumerated() where index < 24 {
             let sentAt = sender.sent[index]
             #expect(abs(host - sentAt) <= period + 20_000, "message \(index) stamped \(host - sentAt) ns from when it was sent")

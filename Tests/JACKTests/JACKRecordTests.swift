@@ -44,7 +44,7 @@ extension JACKClientTests {
 
     @Test("tactus record --driver jack takes what tactus play sends it as JACK MIDI, every note within one period of its time")
     func cliRecordFromJACKMIDI() throws {
-        let server = try JACKServer("cli-record", sampleRate: 48_000, period: 512)
+        let server = try JACKServer("cli-record", sampleRate: 48_000, period: 1024)
         defer { server.stop() }  // keeps the server alive to the end of the test
         let take = NSTemporaryDirectory() + "tactus-jack-take-\(UUID().uuidString).mid"
         defer { try? FileManager.default.removeItem(atPath: take) }
@@ -61,7 +61,7 @@ extension JACKClientTests {
         let recorded = Self.noteOnSeconds(try SMFReader.read(contentsOf: take).makeSequence(), before: .infinity)
         #expect(recorded.count == sent.count, "recorded \(recorded.count) notes of \(sent.count)")
         guard let firstSent = sent.first, let firstRecorded = recorded.first else { return }
-        let period = 512.0 / 48_000
+        let period = 1024.0 / 48_000
         var late: [String] = []
         for (index, (want, got)) in zip(sent, recorded).enumerated() where abs((got - firstRecorded) - (want - firstSent)) > period {
             late.append("note \(index): \(((got - firstRecorded) - (want - firstSent)) * 1000) ms")
