@@ -88,7 +88,7 @@ public final class JACKClient: @unchecked Sendable {
         jack_client_close(handle)
     }
 
-    /// Registers one more MIDI output port, `name` (like `midi_out_2`), before ``start(source:connections:)``;
+    /// Registers one more MIDI output port, `name` (like `midi_out_2`), before ``start(source:connections:alsoConnecting:)``;
     /// returns its index for ``JACKCycle/writeMIDI(_:atFrame:port:)``.
     @discardableResult
     public func addMIDIOutputPort(named name: String) throws(JACKError) -> Int {
