@@ -13,9 +13,9 @@ let package = Package(
         .library(name: "TactusTestSupport", targets: ["TactusTestSupport"]),
         // The MIDI, sequence and file core, without audio.
         .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile", "SoundFont"]),
-        // The audio engine without drivers: graph, instruments, sampler, player and the
-        // playback session with its offline and null backends.
-        .library(name: "TactusAudio", targets: ["AudioGraph", "Instruments", "Sampler", "Playback"]),
+        // The audio engine without drivers: graph, instruments, sampler, player, the playback
+        // session with its offline and null backends, and the recording session.
+        .library(name: "TactusAudio", targets: ["AudioGraph", "Instruments", "Sampler", "Playback", "Recording"]),
         // The ALSA drivers: the PCM backend for sessions, the sequencer, raw MIDI.
         .library(name: "TactusALSA", targets: ["ALSA"]),
         // The JACK driver: the JACK backend for sessions, transport and timebase.
@@ -33,10 +33,10 @@ let package = Package(
         // libasound is loaded at run time (dlopen), so building needs no ALSA headers and
         // everything but live audio and MIDI runs without the library.
         .target(name: "CALSA", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI", "Playback"]),
+        .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI", "Playback", "Recording"]),
         // libjack is loaded at run time too: JACK is optional, and pw-jack swaps in PipeWire's.
         .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "JACK", dependencies: ["CJACK", "Playback", "Sequencing"]),
+        .target(name: "JACK", dependencies: ["CJACK", "Playback", "Recording", "Sequencing"]),
         .target(name: "AudioGraph", dependencies: ["MIDI"]),
         // libvorbisfile, loaded at run time (SoundFont 3 samples): declarations and loader.
         .target(name: "CVorbisFile"),
@@ -44,6 +44,9 @@ let package = Package(
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
         .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont"]),
+        // Recording live MIDI: the recording session, its inputs, the recorder, the journal and
+        // the metronome. Drivers add their inputs (ALSA sequencer and raw MIDI, JACK MIDI).
+        .target(name: "Recording", dependencies: ["Playback", "Sequencing", "MIDI", "MIDIFile"]),
         // libsndfile (FLAC, Ogg Vorbis and Opus output), loaded at run time: hand-written
         // declarations, no system header, nothing linked.
         .target(name: "CSndFile"),
@@ -53,13 +56,13 @@ let package = Package(
         .target(name: "BatchRender", dependencies: ["AudioFileOutput", "Playback", "MIDIFile", "Sequencing"]),
         .target(
             name: "Tactus",
-            dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "AudioGraph", "Instruments", "Sampler", "Playback", "ALSA", "JACK",
+            dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "AudioGraph", "Instruments", "Sampler", "Playback", "Recording", "ALSA", "JACK",
                            "AudioFileOutput", "BatchRender"]
         ),
         .executableTarget(
             name: "TactusCLI",
             dependencies: [
-                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "ALSA", "JACK", "SoundFont", "Sampler",
+                "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "Recording", "ALSA", "JACK", "SoundFont", "Sampler",
                 "AudioFileOutput", "BatchRender",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -96,7 +99,7 @@ let package = Package(
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph"]),
-        .testTarget(name: "JACKTests", dependencies: ["JACK", "Playback", "Sequencing", "MIDIFile"]),
+        .testTarget(name: "JACKTests", dependencies: ["JACK", "Playback", "Recording", "Sequencing", "MIDIFile"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
@@ -119,7 +122,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["Playback", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak", "ALSA"]
+            dependencies: ["Playback", "Recording", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak", "ALSA"]
         ),
     ],
     swiftLanguageModes: [.v6]

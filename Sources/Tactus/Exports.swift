@@ -8,6 +8,7 @@
 @_exported import MIDI
 @_exported import MIDIFile
 @_exported import Playback
+@_exported import Recording
 @_exported import Sampler
 @_exported import Sequencing
 @_exported import SoundFont

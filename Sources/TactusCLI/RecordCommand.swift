@@ -1,42 +1,16 @@
 import ALSA
 import ArgumentParser
 import Foundation
+import JACK
 import MIDI
 import MIDIFile
 import Playback
+import Recording
 import Sequencing
 import Synchronization
 
 /// The signal that ended a take (0 while recording); set by the signal handler.
 private let recordSignal = Atomic<Int32>(0)
-
-/// Messages from the input threads waiting for the control loop, which stamps them into the
-/// take and the journal. A lock is fine here: neither side is the audio thread.
-final class InputInbox: Sendable {
-    let pending = Mutex<[MIDIInputEvent]>([])
-    let count = Atomic<Int>(0)
-    let last = Mutex<[UInt8]>([])
-
-    func add(_ event: MIDIInputEvent) {
-        pending.withLock { $0.append(event) }
-        count.add(1, ordering: .relaxed)
-        last.withLock { $0 = event.bytes }
-    }
-
-    func take() -> [MIDIInputEvent] { pending.withLock { p in defer { p.removeAll() }; return p } }
-}
-
-/// The player's live MIDI path (one producer) shared by several input threads, one at a time.
-final class SharedLiveInput: Sendable {
-    private let input: LiveMIDIInput
-    private let turn = Mutex<Void>(())
-
-    init(_ input: LiveMIDIInput) { self.input = input }
-
-    func send(_ message: MIDIMessage, toNode node: UInt32) {
-        turn.withLock { _ in _ = input.send(message, toNode: node) }
-    }
-}
 
 struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -153,10 +127,7 @@ struct RecordCommand: ParsableCommand {
     struct Plan {
         var base: MusicSequence
         var settings: RecordingSettings
-        var countInTicks: Int64
         var durationSeconds: Double?
-        /// Take time at which recording stops by itself (duration, end of the backing), if any.
-        var endSeconds: Double?
     }
 
     var stampMode: SequencerInputStamps { SequencerInputStamps(rawValue: stamps) ?? .queueTicks }
@@ -224,40 +195,28 @@ struct RecordCommand: ParsableCommand {
             }
             durationSeconds = seconds
         }
-        let tempoMap = base.makeTempoMap()
-        let startSeconds = tempoMap.seconds(atTick: settings.startTick)
-        var endSeconds: Double?
-        if let durationSeconds { endSeconds = startSeconds + durationSeconds }
-        if backing != nil, settings.loop == nil {
-            let end = tempoMap.seconds(atTick: base.length)
-            guard end > startSeconds else { throw usage("the backing ends before --from") }
-            endSeconds = min(endSeconds ?? end, end)
-        }
-        return Plan(base: base, settings: settings, countInTicks: base.countInTicks(bars: countIn),
-                    durationSeconds: durationSeconds, endSeconds: endSeconds)
+        return Plan(base: base, settings: settings, durationSeconds: durationSeconds)
     }
 
     // MARK: Recording
 
     func record(to output: String) throws {
         let plan = try makePlan()
-        let inbox = InputInbox()
         try driverOptions.validate(file: output, deviceGiven: device != nil)
         let jack = driverOptions.driver == .jack
         if jack && driverOptions.jackTransport != .off { throw usage("--jack-transport goes with play") }
         if jack && noAudio { throw usage("--driver jack records from JACK MIDI through a JACK client; it cannot go with --no-audio") }
+        guard let rate = Int(sampleRate), RenderCommand.sampleRates.contains(rate) else {
+            throw usage("unsupported sample rate '\(sampleRate)' (use 44100, 48000 or 96000)")
+        }
+        guard latency >= 5, latency <= 2000 else { throw usage("latency \(latency) ms is outside 5...2000") }
 
         // Inputs first: a missing sequencer or device is reported before anything is created.
-        var client: SequencerClient?
-        var sequencerInput: SequencerInput?
-        var reader: MIDIByteStreamReader?
-        var stampedReader: RawMIDIInput?
+        var inputs: [any RecordingInput] = []
+        var described: [String] = []
         if let inputDevice {
-            // A card's raw MIDI device is read with the kernel's stamps where it can give them;
-            // anything else (a FIFO, a serial line, an older kernel) is stamped on reading.
-            stampedReader = RawMIDIInput(path: inputDevice)
             do {
-                if stampedReader == nil { reader = try MIDIByteStreamReader(path: inputDevice) }
+                inputs.append(try RawMIDIInput.recordingInput(path: inputDevice))
             } catch {
                 printError("tactus: \(error)")
                 throw ExitCode(ExitStatus.unavailable)
@@ -268,48 +227,27 @@ struct RecordCommand: ParsableCommand {
         // Through JACK, --port names JACK MIDI outputs, connected to Tactus's midi_in.
         if !jack && (inputDevice == nil || !sources.isEmpty) {
             do {
-                let c = try SequencerClient()
-                for source in sources { try c.connectInput(from: source) }
-                client = c
+                let client = try SequencerClient()
+                for source in sources { try client.connectInput(from: source) }
+                inputs.insert(SequencerRecordingInput(client: client, stamps: stampMode), at: 0)
+                described.append("port \(client.inputAddress) (Tactus in)" + (sources.isEmpty ? "" : ", connected from \(sources.joined(separator: ", "))"))
             } catch {
                 printError("tactus: \(error)")
                 throw ExitCode(ExitStatus.unavailable)
             }
         }
+        if let inputDevice { described.append(inputDevice) }
 
-        // Audio: the backing, clicks and thru, unless there is no device to play them on.
-        var audio: (any RecordingAudio)?
-        var jackAudio: JACKRecordingAudio?
-        let session = sessionSequence(plan)
-        let countInSeconds = session.makeTempoMap().seconds(atTick: plan.countInTicks)
-        if jack {
-            let opened = try JACKRecordingAudio(sequence: session, options: driverOptions, sources: sources) { playback in
-                let (loop, end, start) = transport(session: session, plan: plan)
-                if let loop { playback.setLoop(fromTick: loop.lowerBound, toTick: loop.upperBound, count: .forever) }
-                if let end { playback.setEnd(tick: end) }
-                if start > 0 { playback.locate(toTick: start) }
-            }
-            jackAudio = opened
-            audio = opened
-        } else if !noAudio {
-            do {
-                audio = try openAudio(session: session, plan: plan)
-            } catch let failure as AudioUnavailable {
-                if device != nil {
-                    printError("tactus: audio device '\(failure.device)': \(failure.reason); record with --no-audio to go without sound")
-                    throw ExitCode(ExitStatus.unavailable)
-                }
-                printError("tactus: no audio ('\(failure.device)': \(failure.reason)); recording without sound (choose one with --device, or say --no-audio)")
-            }
-        }
-
-        let journalPath = Self.journalPath(for: output)
-        let journal: RecordingJournalWriter
+        let options = RecordingSession.Options(
+            settings: plan.settings, countInBars: countIn, metronome: metronome, thru: !noThru,
+            durationSeconds: plan.durationSeconds, endsWithBacking: backing != nil,
+            journalPath: Self.journalPath(for: output), backingPath: backing.map(absolutePath),
+            playback: PlaybackSession.Options(instrument: .builtIn, tailSeconds: 0, sampleRate: rate, latencySeconds: latency / 1000))
+        let session: RecordingSession
         do {
-            journal = try RecordingJournalWriter(path: journalPath, header: RecordingJournalHeader(sequence: plan.base, settings: plan.settings, backingPath: backing.map(absolutePath)))
+            session = try RecordingSession(sequence: plan.base, options: options)
         } catch {
-            printError("tactus: \(error)")
-            throw ExitCode(ExitStatus.cannotCreate)
+            throw usage("\(error)")
         }
 
         // Whoever started us may have left these blocked (a test runner's thread does); a take
@@ -322,231 +260,94 @@ struct RecordCommand: ParsableCommand {
         }
         pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
 
-        // The live path takes one producer; a lock keeps it so when a port and a device both
-        // play in (input threads only: the audio thread never touches it).
-        let live: SharedLiveInput? = noThru ? nil : audio.map { SharedLiveInput($0.player.liveInput) }
-        let deliver: @Sendable (Int64, [UInt8]) -> Void = { host, bytes in
-            // Thru first, straight into the engine's ring: the player hears it at the next block.
-            if let live, bytes.count <= 3, let status = bytes.first, status >= 0x80, status < 0xF0 {
-                let message = MIDIMessage(status: status, data1: bytes.count > 1 ? bytes[1] : 0, data2: bytes.count > 2 ? bytes[2] : 0)
-                live.send(message, toNode: DefaultGraph.instrumentID)
+        // Audio: the backing, clicks and thru, unless there is no device to play them on.
+        if jack {
+            let backend = JACKBackend(options: .init(clientName: "Tactus", server: driverOptions.jackServer,
+                                                     connections: driverOptions.connections, midiInput: true, midiInputSources: sources))
+            if let midiInput = backend.midiInput { inputs.append(midiInput) }
+            try start(session, inputs: inputs, on: backend, fallBackToSilence: false)
+            if let name = backend.jackClient?.midiInputPortName {
+                described.append("JACK port \(name)" + (sources.isEmpty ? "" : ", connected from \(sources.joined(separator: ", "))"))
             }
-            inbox.add(MIDIInputEvent(hostNanos: host, bytes: bytes))
-        }
-
-        // Start: audio first, so the clock runs when the first input arrives.
-        var playerClock: PlayerRecordingClock?
-        var freeClock: MonotonicRecordingClock?
-        let startSeconds = plan.base.makeTempoMap().seconds(atTick: plan.settings.startTick)
-        if let audio {
-            try audio.start()
-            var clock = PlayerRecordingClock(sampleRate: audio.player.sampleRate, offsetSeconds: countInSeconds)
-            // Input is taken once the device's clock runs (within a few periods), so that
-            // nothing played at the start is stamped before the clock can place it.
-            let deadline = monotonicNanoseconds() + 1_000_000_000
-            repeat {
-                clock.update(from: audio.player)
-                if clock.songSeconds(atHostTime: monotonicNanoseconds()) != nil { break }
-                usleep(2_000)
-            } while monotonicNanoseconds() < deadline
-            playerClock = clock
+        } else if noAudio {
+            try start(session, inputs: inputs, on: nil, fallBackToSilence: false)
         } else {
-            // Recording starts now; a count-in is silent time before the start.
-            freeClock = MonotonicRecordingClock(originHostNanos: monotonicNanoseconds(), originSongSeconds: startSeconds - countInSeconds)
+            try start(session, inputs: inputs, on: ALSAPCMBackend(device: device ?? "default"), fallBackToSilence: device == nil)
         }
-        do {
-            if let client {
-                sequencerInput = try client.startInput(stamps: stampMode, deliver)
-            }
-        } catch {
-            printError("tactus: \(error)")
-            throw ExitCode(ExitStatus.unavailable)
-        }
-        jackAudio?.backend.midiInput?.start(deliver)
-        reader?.start { deliver($0.hostNanos, $0.bytes) }
-        if let stampedReader {
-            let parser = Mutex(MIDIByteStreamInput())
-            stampedReader.start { host, bytes in
-                for event in parser.withLock({ $0.receive(bytes, atHostTime: host) }) { deliver(event.hostNanos, event.bytes) }
-            }
-        }
+        printError("tactus: recording into \(output) from \(described.joined(separator: " and ")); Ctrl-C stops")
 
-        var inputs: [String] = []
-        if let client { inputs.append("port \(client.inputAddress) (Tactus in)" + (sources.isEmpty ? "" : ", connected from \(sources.joined(separator: ", "))")) }
-        if let port = jackAudio?.backend.jackClient?.midiInputPortName {
-            inputs.append("JACK port \(port)" + (sources.isEmpty ? "" : ", connected from \(sources.joined(separator: ", "))"))
-        }
-        if let inputDevice { inputs.append(inputDevice) }
-        printError("tactus: recording into \(output) from \(inputs.joined(separator: " and ")); Ctrl-C stops")
-
-        var recorder = MIDIRecorder(sequence: plan.base, settings: plan.settings)
         let terminal = TerminalSession(enabled: !input.quiet && isatty(STDERR_FILENO) != 0 && isatty(STDIN_FILENO) != 0)
         defer { terminal.restore() }
         let meter = plan.base.makeMeterMap()
-        let tempoMap = plan.base.makeTempoMap()
-        var lastFlush = monotonicNanoseconds()
-        var lastDraw: Int64 = 0
-        var held: [MIDIInputEvent] = []
-        var takeNow = startSeconds - countInSeconds
-        var journalError: RecordingJournalError?
-        var audioFailure: String?
-        func clockSeconds(_ host: Int64) -> Double? {
-            playerClock?.songSeconds(atHostTime: host) ?? freeClock?.songSeconds(atHostTime: host)
+        while recordSignal.load(ordering: .relaxed) == 0 && session.take == nil {
+            if terminal.enabled { terminal.draw(statusText(session, meter: meter)) }
+            usleep(20_000)
         }
-        func absorb(force: Bool = false) {
-            if let audio { playerClock?.update(from: audio.player) }
-            held += inbox.take()
-            // Until the audio clock runs, input waits; at the stop it goes in regardless.
-            guard !held.isEmpty, force || clockSeconds(held[0].hostNanos) != nil else { return }
-            for event in held {
-                let seconds = clockSeconds(event.hostNanos) ?? takeNow
-                journal.append(nanoseconds: Int64((seconds * 1e9).rounded()), bytes: event.bytes)
-                recorder.record(event.bytes, atSeconds: seconds)
-            }
-            held.removeAll()
-        }
-        while recordSignal.load(ordering: .relaxed) == 0 {
-            absorb()
-            let now = monotonicNanoseconds()
-            if let seconds = clockSeconds(now) { takeNow = seconds }
-            if now - lastFlush >= 50_000_000 {
-                journal.mark(nanoseconds: Int64((takeNow * 1e9).rounded()))
-                do { try journal.flush() } catch { journalError = error; break }
-                lastFlush = now
-            }
-            if let end = plan.endSeconds, takeNow >= end { break }
-            if let audio, let failure = audio.service() {
-                printError("tactus: \(failure); the take so far is kept")
-                audioFailure = failure
-                break
-            }
-            if terminal.enabled && now - lastDraw >= 50_000_000 {
-                terminal.draw(statusText(takeNow: takeNow, plan: plan, meter: meter, tempoMap: tempoMap, inbox: inbox))
-                lastDraw = now
-            }
-            if reader?.error != nil { break }
-            usleep(5_000)
-        }
-
-        // Stop: inputs first, then what they delivered goes into the take.
-        sequencerInput?.stop()
-        jackAudio?.backend.midiInput?.stop()
-        reader?.stop()
-        stampedReader?.stop()
-        absorb(force: true)
-        if let seconds = clockSeconds(monotonicNanoseconds()) { takeNow = seconds }
-        if let end = plan.endSeconds { takeNow = min(takeNow, end) }
-        recorder.finish(atSeconds: takeNow)
-        journal.mark(nanoseconds: Int64((takeNow * 1e9).rounded()))
-        if journalError == nil {
-            do { try journal.flush() } catch { journalError = error }
-        }
-        audio?.stop()
-        terminal.finish(statusText(takeNow: takeNow, plan: plan, meter: meter, tempoMap: tempoMap, inbox: inbox))
+        session.stop()
+        let take = session.waitUntilFinished()
+        terminal.finish(statusText(session, meter: meter))
         terminal.restore()
-        if let reason = reader?.error {
-            printError("tactus: MIDI input device \(inputDevice ?? ""): read failed (\(reason)); the take so far is kept")
+        switch take.ending {
+        case .stopped, .reachedEnd: break
+        case .audioFailed(let error): printError("tactus: \(error); the take so far is kept")
+        case .inputFailed(let input, let reason): printError("tactus: MIDI input \(input): \(reason); the take so far is kept")
+        case .journalFailed(let error): printError("tactus: \(error); the take is written without it")
         }
-        if let journalError { printError("tactus: \(journalError); the take is written without it") }
-
-        let written = try write(recorder, plan: plan, to: output, journal: journalPath)
-        unlink(journalPath)
-        print("\(output): \(written), \(formatDuration(max(0, takeNow - startSeconds))) recorded")
+        let written = try write(take, to: output)
+        print("\(output): \(written), \(formatDuration(take.recordedSeconds)) recorded")
         // The take is safe; the exit status still says the device or server failed.
-        if audioFailure != nil { throw ExitCode(ExitStatus.ioError) }
+        if case .audioFailed = take.ending { throw ExitCode(ExitStatus.ioError) }
     }
 
-    /// The sequence the player plays: the base delayed by the count-in, with clicks.
-    func sessionSequence(_ plan: Plan) -> MusicSequence {
-        var session = plan.base.delayed(byTicks: plan.countInTicks)
-        let meter = session.makeMeterMap()
-        let tempoMap = session.makeTempoMap()
-        let start = plan.settings.startTick
-        var clicksEnd = start + plan.countInTicks
-        if metronome {
-            if let loop = plan.settings.loop {
-                clicksEnd = loop.upperBound + plan.countInTicks
-            } else if let end = plan.endSeconds {
-                clicksEnd = Int64(tempoMap.tick(atSeconds: end + tempoMap.seconds(atTick: plan.countInTicks)).rounded(.up))
-            } else {
-                // Until Ctrl-C: three hours of clicks is a handful of kilobytes.
-                clicksEnd = Int64(tempoMap.tick(atSeconds: tempoMap.seconds(atTick: start + plan.countInTicks) + 3 * 3600).rounded(.up))
+    /// Starts `session`; when the audio device cannot be used and none was asked for by name,
+    /// records without sound after saying so.
+    private func start(_ session: RecordingSession, inputs: [any RecordingInput], on backend: (any AudioBackend)?,
+                       fallBackToSilence: Bool) throws {
+        do {
+            try session.start(inputs: inputs, on: backend)
+        } catch {
+            switch error {
+            case .audio(.backend(let failure)) where fallBackToSilence:
+                printError("tactus: no audio (\(failure)); recording without sound (choose one with --device, or say --no-audio)")
+                try start(session, inputs: inputs, on: nil, fallBackToSilence: false)
+            case .audio(.backend(let failure)) where backend is ALSAPCMBackend:
+                printError("tactus: \(failure); record with --no-audio to go without sound")
+                throw ExitCode(ExitStatus.unavailable)
+            case .audio(.backend(let failure)):
+                printError("tactus: \(failure)")
+                throw ExitCode(ExitStatus.unavailable)
+            case .audio(let failure):
+                printError("tactus record: cannot build the audio graph: \(failure)")
+                throw ExitCode(ExitStatus.dataError)
+            case .journal(let failure):
+                printError("tactus: \(failure)")
+                throw ExitCode(ExitStatus.cannotCreate)
+            case .input(let failure):
+                printError("tactus: \(failure)")
+                throw ExitCode(ExitStatus.unavailable)
+            case .invalidOptions(let reason):
+                throw usage(reason)
+            case .alreadyStarted:
+                throw usage("\(error)")
             }
         }
-        if clicksEnd > start {
-            session.tracks.append(Metronome.clickTrack(meter: meter, in: start..<clicksEnd))
-        }
-        return session
     }
 
-    /// Why no audio device could be used.
-    struct AudioUnavailable: Error {
-        var device: String
-        var reason: String
-    }
-
-    /// The backing's transport: the loop (forever) or the end past which the take may run,
-    /// and where playback starts, in the session's ticks (after the count-in).
-    func transport(session: MusicSequence, plan: Plan) -> (loop: Range<Int64>?, end: Int64?, start: Int64) {
-        let shift = plan.countInTicks
-        if let loop = plan.settings.loop {
-            return (loop.lowerBound + shift..<loop.upperBound + shift, nil, plan.settings.startTick)
-        }
-        // The transport runs on past the song's end (the take may), until the take stops.
-        let tempoMap = session.makeTempoMap()
-        let end = plan.endSeconds.map { $0 + tempoMap.seconds(atTick: shift) + 1 } ?? 48 * 3600
-        return (nil, Int64(tempoMap.tick(atSeconds: end).rounded(.up)), plan.settings.startTick)
-    }
-
-    func openAudio(session: MusicSequence, plan: Plan) throws -> ALSARecordingAudio {
-        let name = device ?? "default"
-        guard let rate = Int(sampleRate), RenderCommand.sampleRates.contains(rate) else {
-            throw usage("unsupported sample rate '\(sampleRate)' (use 44100, 48000 or 96000)")
-        }
-        guard latency >= 5, latency <= 2000 else { throw usage("latency \(latency) ms is outside 5...2000") }
-        do { try ALSALibrary.load() } catch { throw AudioUnavailable(device: name, reason: "\(error)") }
-        if !name.hasPrefix("file:") && !ALSASystem.hasSoundDevices { throw AudioUnavailable(device: name, reason: "/dev/snd does not exist") }
-        let bufferFrames = max(64, Int((latency * Double(rate) / 1000).rounded()))
-        let output: PCMOutput
-        do {
-            output = try PCMOutput(PCMConfiguration(device: name, sampleRate: rate, periodFrames: max(16, bufferFrames / 4),
-                                                    bufferFrames: bufferFrames, format: .s16))
-        } catch {
-            throw AudioUnavailable(device: name, reason: "cannot be opened (\(error.reason))")
-        }
-        let player: Player
-        do {
-            player = try Player.makeDefault(sequence: session, sampleRate: output.granted.sampleRate,
-                                            maximumFrameCount: max(output.granted.periodFrames, 64))
-        } catch {
-            printError("tactus record: cannot build the audio graph: \(error)")
-            throw ExitCode(ExitStatus.dataError)
-        }
-        player.outputLatencyFrames = output.granted.bufferFrames
-        let (loop, end, start) = transport(session: session, plan: plan)
-        if let loop { player.setLoop(from: loop.lowerBound, to: loop.upperBound, count: .forever) }
-        if let end { player.setEnd(tick: end) }
-        if start > 0 { player.locate(toTick: start) }
-        return ALSARecordingAudio(output: output, player: player, source: PlayerPCMSource(player: player, tailFrames: 0), deviceName: name)
-    }
-
-    func statusText(takeNow: Double, plan: Plan, meter: MeterMap, tempoMap: TempoMap, inbox: InputInbox) -> String {
-        let startSeconds = tempoMap.seconds(atTick: plan.settings.startTick)
-        let position: String
-        if takeNow < startSeconds {
-            position = String(format: "count-in %.1f s", startSeconds - takeNow)
+    func statusText(_ session: RecordingSession, meter: MeterMap) -> String {
+        guard let position = session.position else { return "REC" }
+        let place: String
+        if position.countInRemaining > 0 {
+            place = String(format: "count-in %.1f s", position.countInRemaining)
+        } else if let tick = position.tick {
+            let bbt = meter.barBeatTick(atTick: tick)
+            place = "\(bbt.bar):\(bbt.beat)"
         } else {
-            var seconds = takeNow
-            if let loop = plan.settings.loop {
-                let a = tempoMap.seconds(atTick: loop.lowerBound), length = tempoMap.seconds(atTick: loop.upperBound) - a
-                seconds = a + (takeNow - a).truncatingRemainder(dividingBy: length)
-            }
-            let bbt = meter.barBeatTick(atTick: Int64(tempoMap.tick(atSeconds: seconds)))
-            position = "\(bbt.bar):\(bbt.beat)"
+            place = "-"
         }
-        let last = inbox.last.withLock { $0 }.prefix(3).map { String(format: "%02x", $0) }.joined(separator: " ")
-        let count = inbox.count.load(ordering: .relaxed)
-        return "REC \(position)  \(formatDuration(max(0, takeNow - startSeconds)))  in: \(count) event\(count == 1 ? "" : "s")" + (last.isEmpty ? "" : "  last \(last)")
+        let last = session.lastMessage.prefix(3).map { String(format: "%02x", $0) }.joined(separator: " ")
+        let count = position.receivedCount
+        return "REC \(place)  \(formatDuration(max(0, position.seconds - session.startSeconds)))  in: \(count) event\(count == 1 ? "" : "s")"
+            + (last.isEmpty ? "" : "  last \(last)")
     }
 
     /// Where the journal of a take into `output` goes: beside it (`OUT.mid.journal`), unless
@@ -560,19 +361,17 @@ struct RecordCommand: ParsableCommand {
         return output + ".journal"
     }
 
-    /// Writes the take merged into the base sequence as a format-1 file; returns a summary.
-    func write(_ recorder: MIDIRecorder, plan: Plan, to output: String, journal: String? = nil) throws -> String {
-        let merged = recorder.merged(into: plan.base)
+    /// Writes the take merged into its base as a format-1 file; returns a summary.
+    func write(_ take: RecordingTake, to output: String) throws -> String {
         do {
-            try SMFWriter.writeAtomically(SMFWriter.bytes(of: merged, layout: .format1), to: output)
+            try take.write(to: output)
         } catch {
-            printError("tactus: \(error); the journal \(journal ?? output + ".journal") keeps the take (tactus record --recover)")
+            let journal = error.journalPath.map { "; the journal \($0) keeps the take (tactus record --recover)" } ?? ""
+            printError("tactus: \(error)\(journal)")
             throw ExitCode(ExitStatus.cannotCreate)
         }
-        let takes = recorder.takes
-        let notes = takes.reduce(0) { n, take in n + take.track.events.filter { if case .note = $0.event { return true } else { return false } }.count }
-        let events = takes.reduce(0) { $0 + $1.track.count }
-        return "\(events) event\(events == 1 ? "" : "s") (\(notes) note\(notes == 1 ? "" : "s")) in \(max(takes.count, 1)) track\(takes.count > 1 ? "s" : "")"
+        let notes = take.noteCount, events = take.eventCount, tracks = max(take.tracks.count, 1)
+        return "\(events) event\(events == 1 ? "" : "s") (\(notes) note\(notes == 1 ? "" : "s")) in \(tracks) track\(tracks > 1 ? "s" : "")"
     }
 
     // MARK: Recovery
@@ -582,26 +381,16 @@ struct RecordCommand: ParsableCommand {
             printError("\(journalPath): no such file")
             throw ExitCode(ExitStatus.noInput)
         }
-        let contents: RecordingJournal.Contents
+        let recovered: (take: RecordingTake, warning: String?, discardedBytes: Int)
         do {
-            contents = try RecordingJournal.read(contentsOf: journalPath)
+            recovered = try RecordingSession.recover(journal: journalPath)
         } catch {
             printError("tactus: \(error)")
             throw ExitCode(error.reason.hasPrefix("cannot") ? ExitStatus.noInput : ExitStatus.dataError)
         }
-        let header = contents.header
-        var base = header.makeSequence()
-        if let backing = header.backingPath {
-            if let smf = try? SMFReader.read(contentsOf: backing), smf.timeBase.isUsable {
-                base = smf.makeSequence()
-            } else {
-                printError("tactus: warning: the backing \(backing) cannot be read; the take is written with the journal's tempo map only")
-            }
-        }
-        let recorder = RecordingJournal.recover(contents)
-        let plan = Plan(base: base, settings: header.settings, countInTicks: 0, durationSeconds: nil, endSeconds: nil)
-        let written = try write(recorder, plan: plan, to: output)
-        let torn = contents.discardedByteCount > 0 ? " (a torn last record of \(contents.discardedByteCount) bytes left out)" : ""
+        if let warning = recovered.warning { printError("tactus: warning: \(warning)") }
+        let written = try write(recovered.take, to: output)
+        let torn = recovered.discardedBytes > 0 ? " (a torn last record of \(recovered.discardedBytes) bytes left out)" : ""
         print("\(output): recovered \(written) from \(journalPath)\(torn)")
     }
 }

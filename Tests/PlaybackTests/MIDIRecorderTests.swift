@@ -3,6 +3,7 @@ import Foundation
 import MallocCounter
 import MIDI
 import Playback
+import Recording
 import Sequencing
 import Testing
 

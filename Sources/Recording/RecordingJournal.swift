@@ -10,6 +10,12 @@ public struct RecordingJournalError: Error, Hashable, Sendable, CustomStringConv
     /// What went wrong.
     public var reason: String
 
+    /// Creates an error.
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+
     public var description: String { "\(path): \(reason)" }
 }
 
