@@ -22,6 +22,7 @@ let package = Package(
         .executableTarget(name: "comb-filter", dependencies: [tactus, "SynthVoices"]),
         .executableTarget(name: "score-render", dependencies: [tactus]),
         .executableTarget(name: "sampler-sequence", dependencies: [tactus]),
+        .executableTarget(name: "record", dependencies: [tactus]),
         // The code of the "Time and tempo" article: ticks, beats, seconds, bars and frames.
         .executableTarget(name: "time-and-tempo", dependencies: [tactus]),
         // Reads the examples' WAV output and checks what each one must show.

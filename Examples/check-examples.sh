@@ -42,6 +42,28 @@ run example-checks audible "$out/sampler.wav"
 expect "sampler-sequence: 8 bar events, each once, in order with its tick" \
     test "$(grep -c '^bar [1-8] at tick' "$out/sampler.txt")" = 8
 
+# record: the demo player's eighth notes over morning-steps, quantized, after a count-in.
+echo "== record"
+(cd .. && "$bin/record" "$out/take.mid" 3) > "$out/record.txt"
+cat "$out/record.txt"
+expect "record: the take is written, its journal gone" test -f "$out/take.mid" -a ! -e "$out/take.mid.journal"
+expect "record: every note played is in a new track after the backing's, on consecutive eighths, in the arpeggio's order" \
+    python3 - "$out/take.mid" "$(grep -c '^note ' "$out/record.txt")" <<'PY'
+import sys, mido
+song = mido.MidiFile(sys.argv[1])
+backing = mido.MidiFile("../Songs/morning-steps.mid")
+assert len(song.tracks) == len(backing.tracks) + 1, (len(song.tracks), len(backing.tracks))
+tick, notes = 0, []
+for message in song.tracks[-1]:
+    tick += message.time
+    if message.type == "note_on" and message.velocity > 0:
+        notes.append((tick, message.note))
+printed = int(sys.argv[2])
+assert len(notes) == printed and printed >= 8, (notes, printed)
+eighth = song.ticks_per_beat // 2
+assert notes == [(i * eighth, [60, 64, 67, 72][i % 4]) for i in range(len(notes))], notes
+PY
+
 run time-and-tempo > "$out/time.txt"
 cat "$out/time.txt"
 expect "time-and-tempo: bar 5 beat 2 in ticks, beats, seconds and frames" \

@@ -57,9 +57,10 @@ public struct RecordedMessage: Sendable, Hashable {
     /// Take time: seconds of the song at rate 1, unwrapped across loop passes, negative during
     /// a count-in (see ``MIDIRecorder``).
     public var seconds: Double
-    /// The loop pass and the tick on the song's timeline; nil before the take's start.
+    /// The loop pass (0 without a loop); nil before the take's start.
     public var pass: Int?
-    /// The tick on the song's timeline; nil before the take's start.
+    /// The tick on the song's timeline as played, before input quantize; nil before the
+    /// take's start.
     public var tick: Int64?
     /// False when the recorder dropped it: before the start, outside the punch span.
     public var kept: Bool
