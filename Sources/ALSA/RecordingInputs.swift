@@ -3,7 +3,7 @@ import Playback
 import Recording
 import Synchronization
 
-/// A ``SequencerClient``'s input port as a ``RecordingInput``: whatever other programs send to
+/// A ``SequencerClient``'s input port as a `RecordingInput` (Recording): whatever other programs send to
 /// the port, or sources connected to it (``SequencerClient/connectInput(from:)``), is
 /// recorded with the kernel's stamps.
 public final class SequencerRecordingInput: RecordingInput, @unchecked Sendable {
@@ -58,7 +58,7 @@ extension RawMIDIInput: RecordingInput {
     /// A raw MIDI device or FIFO to record from: a card's `/dev/snd/midiC*D*` is read through
     /// ALSA with the kernel's monotonic stamps where it can be; anything else (a FIFO, a serial
     /// line, or no libasound) is read directly and stamped on reading.
-    /// - Throws: ``MIDIInputDeviceError`` with the system's reason (no such file, permission denied).
+    /// - Throws: `MIDIInputDeviceError` (Playback) with the system's reason (no such file, permission denied).
     public static func recordingInput(path: String) throws(MIDIInputDeviceError) -> any RecordingInput {
         if let stamped = RawMIDIInput(path: path) { return stamped }
         return try MIDIByteStreamReader(path: path)

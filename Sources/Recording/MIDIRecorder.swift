@@ -47,7 +47,7 @@ public struct RecordingSettings: Hashable, Sendable {
 ///
 /// The recorder works in the *take's time*: seconds of the song at play rate 1, counted on the
 /// song's own timeline, unwrapped (a loop pass continues past the loop's end rather than
-/// jumping back) and negative during a count-in. A ``RecordingClock`` gives that time for a
+/// jumping back) and negative during a count-in. A `RecordingClock` (Playback) gives that time for a
 /// host time; the recorder turns it into ticks through the tempo map, so tempo changes and
 /// the play rate are already accounted for when an event gets here.
 ///

@@ -45,7 +45,7 @@ public struct RecordingInputError: Error, Sendable, Hashable, CustomStringConver
 
 /// MIDI a program plays into a recording itself: an on-screen keyboard, a generator, a test.
 ///
-/// ``send(_:atHostTime:)`` delivers on the caller's thread, in the order of the calls; messages
+/// The `send` methods deliver on the caller's thread, in the order of the calls; messages
 /// sent before the session started delivery, or after it stopped, are refused (the call
 /// returns false). Several threads may send; each message goes in whole.
 public final class InProcessMIDIInput: RecordingInput, @unchecked Sendable {

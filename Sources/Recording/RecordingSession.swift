@@ -22,7 +22,7 @@ import Synchronization
 /// ```
 ///
 /// With an audio backend, the session plays the backing (delayed by the count-in, with the
-/// metronome's clicks) through a ``PlaybackSession`` and plays what comes in through the
+/// metronome's clicks) through a `PlaybackSession` and plays what comes in through the
 /// instrument (thru); the take is timed by the audio device's clock, so it stays in step with
 /// what was heard. Without one, the monotonic clock times the take and nothing sounds.
 ///

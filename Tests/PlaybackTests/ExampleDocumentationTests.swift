@@ -21,10 +21,11 @@ import Testing
         #expect(Self.swiftBlocks(article).contains(hello), "GettingStarted.md must hold Examples/Sources/hello/main.swift as a swift code block")
     }
 
-    /// The code of the "Time and tempo" and "Threads and the real-time contract" articles is
+    /// The code of the "Time and tempo", "Threads and the real-time contract" and "Recording" articles is
     /// compiled and run: it is a program and a test file of the Examples package, verbatim.
     @Test(arguments: [("TimeAndTempo.md", "Examples/Sources/time-and-tempo/main.swift"),
-                      ("ThreadsAndRealTime.md", "Examples/Tests/SynthVoicesTests/RealTimeContractTests.swift")])
+                      ("ThreadsAndRealTime.md", "Examples/Tests/SynthVoicesTests/RealTimeContractTests.swift"),
+                      ("RecordingMIDI.md", "Examples/Sources/record/RecordExample.swift")])
     func anArticlesCodeIsACompiledExampleVerbatim(article: String, source: String) throws {
         let text = try Self.read("Sources/Tactus/Tactus.docc/" + article)
         let code = try Self.read(source)
