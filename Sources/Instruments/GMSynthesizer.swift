@@ -82,6 +82,8 @@ public final class GMSynthesizer: ParameterizedNode {
     // The shared reverb: voices add into `send`, the reverb turns it into `wet`.
     private let reverb = ReverbNode(roomSize: 0.55, damping: 0.5, wet: 0.3, dry: 0)
     private let send: UnsafeMutablePointer<Float>
+    /// A voice's mono signal for one control interval, before its settled gains mix it.
+    private let mono: UnsafeMutablePointer<Float>
     private let wet: StereoBuffer
     private let reverbInput: UnsafeMutablePointer<StereoBuffer>
 
@@ -94,6 +96,8 @@ public final class GMSynthesizer: ParameterizedNode {
         let chunk = Self.controlInterval
         send = .allocate(capacity: chunk)
         send.initialize(repeating: 0, count: chunk)
+        mono = .allocate(capacity: chunk)
+        mono.initialize(repeating: 0, count: chunk)
         wet = StereoBuffer(left: .allocate(capacity: chunk), right: .allocate(capacity: chunk))
         wet.left.initialize(repeating: 0, count: chunk)
         wet.right.initialize(repeating: 0, count: chunk)
@@ -110,6 +114,7 @@ public final class GMSynthesizer: ParameterizedNode {
         voices.deallocate()
         activeList.deallocate()
         send.deallocate()
+        mono.deallocate()
         wet.left.deallocate()
         wet.right.deallocate()
         reverbInput.deallocate()
@@ -409,7 +414,7 @@ public final class GMSynthesizer: ParameterizedNode {
             var kept = 0
             for n in 0..<activeCount {
                 let i = activeList[n]
-                voices[i].render(count: count, left: left, right: right, send: send, tables: tables, gainGlide: gainGlide)
+                voices[i].render(count: count, left: left, right: right, send: send, mono: mono, tables: tables, gainGlide: gainGlide)
                 if voices[i].isActive {
                     activeList[kept] = i
                     kept += 1

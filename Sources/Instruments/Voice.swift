@@ -98,39 +98,63 @@ struct Voice {
     /// with the same arithmetic in the same order, so the output is identical.
     @inline(__always)
     mutating func render(count: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
-                         send: UnsafeMutablePointer<Float>, tables: VoiceTables, gainGlide: Float) {
-        switch patch.waveA {
-        case .sine: renderChoosingB(SineShape.self, count, left, right, send, tables, gainGlide)
-        case .saw: renderChoosingB(SawShape.self, count, left, right, send, tables, gainGlide)
-        case .square: renderChoosingB(SquareShape.self, count, left, right, send, tables, gainGlide)
-        case .triangle: renderChoosingB(TriangleShape.self, count, left, right, send, tables, gainGlide)
-        case .noise: renderChoosingB(NoiseShape.self, count, left, right, send, tables, gainGlide)
-        case .fm: renderChoosingB(FMShape.self, count, left, right, send, tables, gainGlide)
+                         send: UnsafeMutablePointer<Float>, mono: UnsafeMutablePointer<Float>, tables: VoiceTables, gainGlide: Float) {
+        let buffers = VoiceBuffers(left: left, right: right, send: send, mono: mono)
+        if gainsAreSteady(glide: gainGlide) {
+            renderChoosingA(SteadyMix.self, count, buffers, tables, gainGlide)
+        } else {
+            renderChoosingA(GlidingMix.self, count, buffers, tables, gainGlide)
         }
     }
 
-    private mutating func renderChoosingB<A: WaveShape>(_ a: A.Type, _ count: Int, _ left: UnsafeMutablePointer<Float>,
-                                                        _ right: UnsafeMutablePointer<Float>, _ send: UnsafeMutablePointer<Float>,
-                                                        _ tables: VoiceTables, _ gainGlide: Float) {
+    private mutating func renderChoosingA<M: VoiceMixing>(_ m: M.Type, _ count: Int, _ buffers: VoiceBuffers, _ tables: VoiceTables,
+                                                         _ gainGlide: Float) {
+        switch patch.waveA {
+        case .sine: renderChoosingB(SineShape.self, m, count, buffers, tables, gainGlide)
+        case .saw: renderChoosingB(SawShape.self, m, count, buffers, tables, gainGlide)
+        case .square: renderChoosingB(SquareShape.self, m, count, buffers, tables, gainGlide)
+        case .triangle: renderChoosingB(TriangleShape.self, m, count, buffers, tables, gainGlide)
+        case .noise: renderChoosingB(NoiseShape.self, m, count, buffers, tables, gainGlide)
+        case .fm: renderChoosingB(FMShape.self, m, count, buffers, tables, gainGlide)
+        }
+    }
+
+    private mutating func renderChoosingB<A: WaveShape, M: VoiceMixing>(_ a: A.Type, _ m: M.Type, _ count: Int, _ buffers: VoiceBuffers,
+                                                                        _ tables: VoiceTables, _ gainGlide: Float) {
         guard patch.levelB > 0 else {
-            return renderChoosingFilter(a, NoShape.self, count, left, right, send, tables, gainGlide)
+            return renderChoosingFilter(a, NoShape.self, m, count, buffers, tables, gainGlide)
         }
         switch patch.waveB {
-        case .saw: renderChoosingFilter(a, SawShape.self, count, left, right, send, tables, gainGlide)
-        case .square: renderChoosingFilter(a, SquareShape.self, count, left, right, send, tables, gainGlide)
-        case .triangle: renderChoosingFilter(a, TriangleShape.self, count, left, right, send, tables, gainGlide)
-        case .noise: renderChoosingFilter(a, NoiseShape.self, count, left, right, send, tables, gainGlide)
-        case .sine, .fm: renderChoosingFilter(a, SineShape.self, count, left, right, send, tables, gainGlide)
+        case .saw: renderChoosingFilter(a, SawShape.self, m, count, buffers, tables, gainGlide)
+        case .square: renderChoosingFilter(a, SquareShape.self, m, count, buffers, tables, gainGlide)
+        case .triangle: renderChoosingFilter(a, TriangleShape.self, m, count, buffers, tables, gainGlide)
+        case .noise: renderChoosingFilter(a, NoiseShape.self, m, count, buffers, tables, gainGlide)
+        case .sine, .fm: renderChoosingFilter(a, SineShape.self, m, count, buffers, tables, gainGlide)
         }
     }
 
-    private mutating func renderChoosingFilter<A: WaveShape, B: WaveShape>(_ a: A.Type, _ b: B.Type, _ count: Int,
-                                                                          _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>,
-                                                                          _ send: UnsafeMutablePointer<Float>, _ tables: VoiceTables, _ gainGlide: Float) {
+    private mutating func renderChoosingFilter<A: WaveShape, B: WaveShape, M: VoiceMixing>(
+        _ a: A.Type, _ b: B.Type, _ m: M.Type, _ count: Int, _ o: VoiceBuffers, _ tables: VoiceTables, _ gainGlide: Float
+    ) {
         switch patch.filterMode {
-        case .lowPass: renderSpecialised(count: count, left: left, right: right, send: send, tables: tables, gainGlide: gainGlide, a, b, LowPassOutput.self)
-        case .bandPass: renderSpecialised(count: count, left: left, right: right, send: send, tables: tables, gainGlide: gainGlide, a, b, BandPassOutput.self)
-        case .highPass: renderSpecialised(count: count, left: left, right: right, send: send, tables: tables, gainGlide: gainGlide, a, b, HighPassOutput.self)
+        case .lowPass:
+            renderSpecialised(count: count, left: o.left, right: o.right, send: o.send, mono: o.mono, tables: tables,
+                              gainGlide: gainGlide, a, b, LowPassOutput.self, m)
+        case .bandPass:
+            renderSpecialised(count: count, left: o.left, right: o.right, send: o.send, mono: o.mono, tables: tables,
+                              gainGlide: gainGlide, a, b, BandPassOutput.self, m)
+        case .highPass:
+            renderSpecialised(count: count, left: o.left, right: o.right, send: o.send, mono: o.mono, tables: tables,
+                              gainGlide: gainGlide, a, b, HighPassOutput.self, m)
         }
     }
+}
+
+/// Where a voice renders: the stereo outputs and the reverb send it adds into, and a scratch
+/// buffer of a control interval for the steady mix.
+struct VoiceBuffers {
+    let left: UnsafeMutablePointer<Float>
+    let right: UnsafeMutablePointer<Float>
+    let send: UnsafeMutablePointer<Float>
+    let mono: UnsafeMutablePointer<Float>
 }

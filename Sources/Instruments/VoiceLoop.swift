@@ -75,16 +75,69 @@ enum HighPassOutput: FilterOutput {
     @inline(__always) static func output(input: Float, band: Float, low: Float, k: Float) -> Float { input - k * band - low }
 }
 
+/// How a voice's samples reach the outputs, as a type: with its gains gliding per sample, or,
+/// once the glides have settled, through a mono buffer mixed afterwards in vectors.
+protocol VoiceMixing {
+    static var isSteady: Bool { get }
+}
+
+/// The gains still move: each sample glides them and adds into the three outputs.
+enum GlidingMix: VoiceMixing {
+    static var isSteady: Bool { false }
+}
+
+/// The gains no longer move (each glide step leaves them as they are): the loop writes the
+/// voice's mono signal and ``Voice/mixSteady(_:count:left:right:send:)`` scales and adds it.
+enum SteadyMix: VoiceMixing {
+    static var isSteady: Bool { true }
+}
+
 extension Voice {
+    /// True when a glide step leaves every gain unchanged, so it would for the whole chunk:
+    /// `gain + (target - gain) * glide` rounds back to `gain` (it may stay an ulp or two
+    /// short of the target forever). The steady loop then skips the glides and gives exactly
+    /// the same samples.
+    @inline(__always)
+    func gainsAreSteady(glide: Float) -> Bool {
+        gainL + (targetL - gainL) * glide == gainL && gainR + (targetR - gainR) * glide == gainR
+            && sendGain + (targetSend - sendGain) * glide == sendGain
+    }
+
+    /// Adds `count` frames of a voice's mono signal to the outputs at the settled gains, eight
+    /// frames at a time; each frame's sum is the one the gliding loop computes.
+    @inline(__always)
+    func mixSteady(_ mono: UnsafeMutablePointer<Float>, count: Int, left: UnsafeMutablePointer<Float>,
+                   right: UnsafeMutablePointer<Float>, send: UnsafeMutablePointer<Float>) {
+        let gl = SIMD8<Float>(repeating: gainL), gr = SIMD8<Float>(repeating: gainR), gs = SIMD8<Float>(repeating: sendGain)
+        var i = 0
+        while i + 8 <= count {
+            let out = UnsafeRawPointer(mono + i).loadUnaligned(as: SIMD8<Float>.self)
+            let l = UnsafeRawPointer(left + i).loadUnaligned(as: SIMD8<Float>.self) + out * gl
+            let r = UnsafeRawPointer(right + i).loadUnaligned(as: SIMD8<Float>.self) + out * gr
+            let s = UnsafeRawPointer(send + i).loadUnaligned(as: SIMD8<Float>.self) + out * gs
+            UnsafeMutableRawPointer(left + i).storeBytes(of: l, as: SIMD8<Float>.self)
+            UnsafeMutableRawPointer(right + i).storeBytes(of: r, as: SIMD8<Float>.self)
+            UnsafeMutableRawPointer(send + i).storeBytes(of: s, as: SIMD8<Float>.self)
+            i += 8
+        }
+        while i < count {
+            left[i] += mono[i] * gainL
+            right[i] += mono[i] * gainR
+            send[i] += mono[i] * sendGain
+            i += 1
+        }
+    }
+
     /// The voice's sample loop for one combination of shapes and filter output.
     ///
     /// The state is copied into locals for the loop and stored back at the end: through the
     /// pointer the compiler would otherwise reload and store every field on every sample,
     /// since the output pointers might alias the voice.
     @inline(__always)
-    mutating func renderSpecialised<A: WaveShape, B: WaveShape, F: FilterOutput>(
+    mutating func renderSpecialised<A: WaveShape, B: WaveShape, F: FilterOutput, M: VoiceMixing>(
         count: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
-        send: UnsafeMutablePointer<Float>, tables: VoiceTables, gainGlide: Float, _ a: A.Type, _ b: B.Type, _ f: F.Type
+        send: UnsafeMutablePointer<Float>, mono: UnsafeMutablePointer<Float>, tables: VoiceTables, gainGlide: Float,
+        _ a: A.Type, _ b: B.Type, _ f: F.Type, _ m: M.Type
     ) {
         let levelB = patch.levelB, noiseLevel = patch.noiseLevel
         let sustainLevel = patch.sustain
@@ -102,6 +155,7 @@ extension Voice {
         let targetL = self.targetL, targetR = self.targetR
         var sendGain = self.sendGain
         let targetSend = self.targetSend
+        var rendered = count
         for i in 0..<count {
             switch stage {
             case .attack:
@@ -121,7 +175,10 @@ extension Voice {
             case .off:
                 break
             }
-            if stage == .off { break }
+            if stage == .off {
+                rendered = i
+                break
+            }
             var noise: Float = 0
             if useNoise {
                 noiseState ^= noiseState << 13
@@ -153,12 +210,16 @@ extension Voice {
             ic2 = 2 * v2 - ic2
             let y = F.output(input: s, band: v1, low: v2, k: fk)
             let out = y * level
-            gainL += (targetL - gainL) * gainGlide
-            gainR += (targetR - gainR) * gainGlide
-            sendGain += (targetSend - sendGain) * gainGlide
-            left[i] += out * gainL
-            right[i] += out * gainR
-            send[i] += out * sendGain
+            if M.isSteady {
+                mono[i] = out
+            } else {
+                gainL += (targetL - gainL) * gainGlide
+                gainR += (targetR - gainR) * gainGlide
+                sendGain += (targetSend - sendGain) * gainGlide
+                left[i] += out * gainL
+                right[i] += out * gainR
+                send[i] += out * sendGain
+            }
         }
         self.stage = stage
         self.level = level
@@ -171,5 +232,6 @@ extension Voice {
         self.gainL = gainL
         self.gainR = gainR
         self.sendGain = sendGain
+        if M.isSteady { mixSteady(mono, count: rendered, left: left, right: right, send: send) }
     }
 }
