@@ -143,26 +143,29 @@ import Testing
         let song = dir + "/backing.mid"
         try SMFWriter.writeAtomically(SMFWriter.bytes(of: backing), to: song)
         let out = dir + "/take.mid"
-        let p = try startRecording(["-o", out, "--input-device", fifo, "--no-audio", "--backing", song, "--duration", "1.5",
-                                    "--quantize", "1/4"], dir: dir)
+        let p = try startRecording(["-o", out, "--input-device", fifo, "--no-audio", "--backing", song, "--duration", "2.5",
+                                    "--quantize", "1/2"], dir: dir)
         send([0x90, 60, 100], to: fifo)
         usleep(300_000)
+        send([0x80, 60, 0], to: fifo)
+        usleep(700_000)
         // Running status, a clock byte in the middle, and a sysex.
-        send([0x80, 60, 0, 0x90, 0xF8, 64, 90, 0xF0, 0x7D, 0x01, 0xF7], to: fifo)
+        send([0x90, 0xF8, 64, 90, 0xF0, 0x7D, 0x01, 0xF7], to: fifo)
         usleep(300_000)
         send([0x80, 64, 0], to: fifo)
         let r = finish(p, dir: dir)
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.hasPrefix("\(out): 3 events (2 notes) in 1 track, 0:01.5"), "\(r.stdout)")
+        #expect(r.stdout.hasPrefix("\(out): 3 events (2 notes) in 1 track, 0:02.5"), "\(r.stdout)")
         let file = try SMFReader.read(contentsOf: out)
         #expect(file.format == 1)
         let seq = file.makeSequence()
         #expect(seq.tracks.map(\.name) == ["Bass", "Recorded"])
         #expect(seq.tracks[0] == file.makeSequence().tracks[0])
         let recorded = try notes(out).filter { $0[0] == 1 }
-        // Quarter-note quantize: the notes land on beats 1 and 2 (the process starts within a
-        // few tens of milliseconds, far less than the eighth that would move them).
-        #expect(recorded.map { [$0[1], $0[2]] } == [[0, 60], [480, 64]], "\(recorded)")
+        // Half-note quantize: the notes, sent about 0 s and 1 s in, land on beats 1 and 3. A
+        // FIFO is stamped as its reader reads, so a reader thread starved for a quarter note
+        // (under ThreadSanitizer on a loaded machine) must not move them.
+        #expect(recorded.map { [$0[1], $0[2]] } == [[0, 60], [960, 64]], "\(recorded)")
         #expect(seq.tracks[1].events.contains { $0.event == .sysex(SysexEvent(status: 0xF0, payload: [0x7D, 0x01, 0xF7])) })
         #expect(!FileManager.default.fileExists(atPath: out + ".journal"), "the journal is removed once the file is written")
     }

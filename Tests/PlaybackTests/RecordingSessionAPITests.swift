@@ -120,6 +120,7 @@ import Testing
         let sentAt = session.position!.seconds
         keyboard.send(.noteOn(channel: 0, key: 72, velocity: 100))
         try await Task.sleep(for: .milliseconds(150))
+        let releasedAt = session.position!.seconds
         keyboard.send(.noteOff(channel: 0, key: 72))
         try await Task.sleep(for: .milliseconds(100))
         #expect(session.playback!.position!.tick > 1920, "the backing plays past the count-in")
@@ -131,7 +132,8 @@ import Testing
         // The position seen before sending trails the clock by at most a pass of the loop.
         let expected = Int64(sentAt * 1920)
         #expect(abs(notes[0][0] - expected) < 200, "played at \(notes[0][0]), sent near tick \(expected)")
-        #expect(abs(notes[0][2] - 288) < 100, "held about 150 ms: \(notes[0][2]) ticks")
+        let held = Int64((releasedAt - sentAt) * 1920)
+        #expect(abs(notes[0][2] - held) < 100, "held \(notes[0][2]) ticks, released near \(held) ticks after the start")
 
         let recovered = try RecordingSession.recover(journal: journal, backing: backing)
         #expect(recovered.take.tracks.map(Self.notes) == take.tracks.map(Self.notes), "the journal holds the same take")
