@@ -78,8 +78,16 @@ public enum SMFReader {
             // Refused before reading: FoundationEssentials leaks its read buffer for empty files.
             throw SMFError(path: path, location: SMFLocation(chunk: nil, offset: 0), reason: .emptyFile)
         }
-        let data = try Data(contentsOf: url, options: .alwaysMapped)
         do {
+            if let mapped = MappedFile(path: path) {
+                defer { mapped.unmap() }
+                var parser = FileParser(bytes: mapped.bytes, options: options)
+                parser.releasesParsedPages = true
+                return try parser.parse()
+            }
+            // Not a regular file (a FIFO, a device) or not mappable: read it through Data,
+            // which also reports why a file cannot be opened.
+            let data = try Data(contentsOf: url, options: .alwaysMapped)
             return try data.withUnsafeBytes { raw in
                 try read(raw, options: options)
             }
@@ -107,6 +115,30 @@ public enum SMFReader {
     }
 }
 
+/// A regular file mapped read-only, so the reader can hand pages it has parsed back to the
+/// kernel: a loaded file's peak memory is then its events and one track's bytes, not the
+/// events and the whole file.
+private struct MappedFile {
+    let bytes: UnsafeBufferPointer<UInt8>
+
+    /// Maps the regular, non-empty file at `path`; nil when it is anything else or cannot be
+    /// opened or mapped.
+    init?(path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else { return nil }
+        let size = Int(info.st_size)
+        guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), address != MAP_FAILED else { return nil }
+        bytes = UnsafeBufferPointer(start: address.assumingMemoryBound(to: UInt8.self), count: size)
+    }
+
+    func unmap() {
+        munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count)
+    }
+}
+
 /// Big-endian and chunk walking over the file's bytes, with every access bounds-checked.
 private struct FileParser {
     let bytes: UnsafeBufferPointer<UInt8>
@@ -115,6 +147,11 @@ private struct FileParser {
     /// The part of `bytes` that holds the SMF (differs from the whole for RIFF files).
     var base = 0
     var end = 0
+    /// Set when `bytes` is a private read-only mapping of a file (``MappedFile``): the pages
+    /// of each parsed chunk are then dropped from memory (a later read faults them in again).
+    var releasesParsedPages = false
+    /// Bytes from the start of `bytes` already dropped.
+    private var releasedBytes = 0
 
     init(bytes: UnsafeBufferPointer<UInt8>, options: SMFReadOptions) {
         self.bytes = bytes
@@ -199,6 +236,16 @@ private struct FileParser {
         throw fail("RIFF", 12, .badRIFFWrapper("no 'data' chunk"))
     }
 
+    /// Drops the whole pages before `offset` (see ``releasesParsedPages``).
+    mutating func releasePages(before offset: Int) {
+        guard releasesParsedPages, let start = bytes.baseAddress else { return }
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let end = offset / pageSize * pageSize
+        guard end > releasedBytes else { return }
+        _ = madvise(UnsafeMutableRawPointer(mutating: start + releasedBytes), end - releasedBytes, Int32(MADV_DONTNEED))
+        releasedBytes = end
+    }
+
     mutating func parse() throws(SMFError) -> StandardMIDIFile {
         if bytes.isEmpty { throw fail(nil, 0, .emptyFile) }
         if bytes.count >= 4 && isTag(0, "RIFF") {
@@ -278,6 +325,7 @@ private struct FileParser {
                     throw fail(name, position, .limitExceeded("more than \(options.maximumEventCount) events"))
                 }
                 tracks.append(parsed.track)
+                releasePages(before: chunkEnd)
                 if let resync = parsed.resyncAt {
                     position = resync
                     continue
@@ -528,8 +576,12 @@ private struct TrackParser {
                     if opened >= 0 {
                         head[k] = events.pendingNext[Int(opened)]
                         if head[k] < 0 { tail[k] = -1 }
-                        events.closeNote(at: Int(opened), tick: tick, releaseVelocity: kind == 0x80 ? d2 : 0,
-                                         releasedByZeroVelocityNoteOn: kind == 0x90, releaseOrder: order)
+                        // A release further away than a note's duration can hold leaves both
+                        // halves as messages, which play and write back the same.
+                        if !events.closeNote(at: Int(opened), tick: tick, releaseVelocity: kind == 0x80 ? d2 : 0,
+                                             releasedByZeroVelocityNoteOn: kind == 0x90, releaseOrder: order) {
+                            events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
+                        }
                     } else {
                         events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
                     }
@@ -672,17 +724,20 @@ private final class TrackEventStorage {
         count += 1
     }
 
-    /// Turns the pending note-on at `index` into a note that ends at `tick`.
+    /// Turns the pending note-on at `index` into a note that ends at `tick`; false (and the
+    /// note-on left as it is) when the duration exceeds ``NoteEvent/maximumDuration``.
     @inline(__always)
-    func closeNote(at index: Int, tick: Int64, releaseVelocity: UInt8, releasedByZeroVelocityNoteOn: Bool, releaseOrder: UInt32) {
+    func closeNote(at index: Int, tick: Int64, releaseVelocity: UInt8, releasedByZeroVelocityNoteOn: Bool, releaseOrder: UInt32) -> Bool {
         let on = base + index
+        let duration = tick - on.pointee.tick
         // The slot holds the note-on as a `.message` (no references): it is overwritten
         // without deinitializing.
-        guard case .message(let m) = on.pointee.event else { return }
+        guard duration <= NoteEvent.maximumDuration, case .message(let m) = on.pointee.event else { return false }
         let note = NoteEvent(channel: m.status & 0x0F, key: m.data1, velocity: velocity[index],
-                             duration: tick - on.pointee.tick, releaseVelocity: releaseVelocity,
+                             duration: duration, releaseVelocity: releaseVelocity,
                              releasedByZeroVelocityNoteOn: releasedByZeroVelocityNoteOn, releaseOrder: releaseOrder)
         on.initialize(to: TimedEvent(tick: on.pointee.tick, order: on.pointee.order, event: .note(note)))
+        return true
     }
 
     private func grow() {
