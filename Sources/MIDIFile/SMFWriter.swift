@@ -150,7 +150,7 @@ struct TrackEncoder {
     /// Makes room for `n` more bytes.
     @inline(__always)
     mutating func reserve(_ n: Int) {
-        if count + n > capacity { grow(to: count + n) }
+        if count &+ n > capacity { grow(to: count + n) }
     }
 
     private mutating func grow(to needed: Int) {
@@ -166,8 +166,9 @@ struct TrackEncoder {
     /// Appends one byte; room must have been reserved.
     @inline(__always)
     private mutating func put(_ byte: UInt8) {
+        // Wrapping: room was reserved, so `count` stays below `capacity`.
         base[count] = byte
-        count += 1
+        count &+= 1
     }
 
     /// Appends `bytes`.
