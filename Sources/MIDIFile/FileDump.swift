@@ -103,22 +103,32 @@ public enum FileDump {
     /// Notes of the file, paired first in, first out per (track, channel, pitch), in note-on
     /// order; plus unterminated notes and the count of orphan note-offs.
     public static func notes(of file: StandardMIDIFile) -> (matched: [NoteRow], unterminated: [NoteRow], orphans: Int) {
-        var matched: [NoteRow] = [], open: [NoteRow] = []
+        // Rows in note-on order; a note-on kept as a message (its release was further away
+        // than a note's duration holds, or never came) is paired here first in, first out.
+        var rows: [NoteRow] = []
         var orphans = 0
         for (ti, track) in file.tracks.enumerated() {
+            var waiting: [Int: [Int]] = [:]  // channel << 7 | key: indices in `rows`
             for e in track.events {
                 switch e.event {
                 case .note(let n):
-                    matched.append(NoteRow(track: ti, channel: Int(n.channel), pitch: Int(n.key), start: e.tick, end: e.tick + n.duration, velocity: Int(n.velocity)))
+                    rows.append(NoteRow(track: ti, channel: Int(n.channel), pitch: Int(n.key), start: e.tick, end: e.tick + n.duration, velocity: Int(n.velocity)))
                 case .message(let m) where m.isNoteOn:
-                    open.append(NoteRow(track: ti, channel: Int(m.channel), pitch: Int(m.data1), start: e.tick, end: nil, velocity: Int(m.data2)))
+                    waiting[Int(m.channel) << 7 | Int(m.data1), default: []].append(rows.count)
+                    rows.append(NoteRow(track: ti, channel: Int(m.channel), pitch: Int(m.data1), start: e.tick, end: nil, velocity: Int(m.data2)))
                 case .message(let m) where m.isNoteOff:
-                    orphans += 1
+                    let k = Int(m.channel) << 7 | Int(m.data1)
+                    if let first = waiting[k]?.first {
+                        waiting[k]?.removeFirst()
+                        rows[first].end = e.tick
+                    } else {
+                        orphans += 1
+                    }
                 default: break
                 }
             }
         }
-        return (matched, open, orphans)
+        return (rows.filter { $0.end != nil }, rows.filter { $0.end == nil }, orphans)
     }
 
     /// The full document (`dump --json`).

@@ -12,7 +12,7 @@ public enum FileEvent: Hashable, Sendable {
 }
 
 /// A release waiting to be written: the note-off half of a ``NoteEvent``.
-private struct PendingRelease {
+struct PendingRelease {
     var tick: Int64
     var order: UInt32
     var message: MIDIMessage
@@ -23,44 +23,70 @@ private struct PendingRelease {
     }
 }
 
-/// A binary min-heap of releases; polyphony keeps it small. Sifting moves a hole instead of
-/// swapping, over the array's buffer.
-private struct ReleaseHeap {
-    var items: [PendingRelease] = []
+/// A binary min-heap of releases in manually managed memory (pushed and popped once per
+/// note, so no per-call uniqueness checks); polyphony keeps it small. Sifting moves a hole
+/// instead of swapping. Call ``deallocate()`` when done.
+struct ReleaseHeap {
+    private var items: UnsafeMutablePointer<PendingRelease>
+    private var capacity: Int
+    private(set) var count = 0
 
-    var first: PendingRelease? { items.first }
-
-    mutating func push(_ r: PendingRelease) {
-        items.append(r)
-        items.withUnsafeMutableBufferPointer { heap in
-            var i = heap.count - 1
-            while i > 0 {
-                let parent = (i - 1) >> 1
-                guard PendingRelease.before(r, heap[parent]) else { break }
-                heap[i] = heap[parent]
-                i = parent
-            }
-            heap[i] = r
-        }
+    init(capacity: Int = 32) {
+        self.capacity = max(1, capacity)
+        items = .allocate(capacity: self.capacity)
     }
 
+    func deallocate() { items.deallocate() }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The earliest release; the heap must not be empty.
+    var first: PendingRelease { items[0] }
+
+    /// True when the earliest release comes before an event at `tick` with `order`.
+    @inline(__always)
+    func hasRelease(before tick: Int64, order: UInt32) -> Bool {
+        count > 0 && (items[0].tick < tick || (items[0].tick == tick && items[0].order < order))
+    }
+
+    @inline(__always)
+    mutating func push(_ r: PendingRelease) {
+        if count == capacity {
+            let grown = UnsafeMutablePointer<PendingRelease>.allocate(capacity: capacity * 2)
+            grown.moveInitialize(from: items, count: count)
+            items.deallocate()
+            items = grown
+            capacity *= 2
+        }
+        var i = count
+        count += 1
+        while i > 0 {
+            let parent = (i - 1) >> 1
+            guard PendingRelease.before(r, items[parent]) else { break }
+            items[i] = items[parent]
+            i = parent
+        }
+        (items + i).initialize(to: r)
+    }
+
+    /// Removes and returns the earliest release; the heap must not be empty.
+    @inline(__always)
     mutating func pop() -> PendingRelease {
         let top = items[0]
-        let last = items.removeLast()
-        items.withUnsafeMutableBufferPointer { heap in
-            let n = heap.count
-            guard n > 0 else { return }
-            var i = 0
-            while true {
-                var child = 2 * i + 1
-                if child >= n { break }
-                if child + 1 < n && PendingRelease.before(heap[child + 1], heap[child]) { child += 1 }
-                guard PendingRelease.before(heap[child], last) else { break }
-                heap[i] = heap[child]
-                i = child
-            }
-            heap[i] = last
+        count -= 1
+        let n = count
+        guard n > 0 else { return top }
+        let last = items[n]
+        var i = 0
+        while true {
+            var child = 2 * i + 1
+            if child >= n { break }
+            if child + 1 < n && PendingRelease.before(items[child + 1], items[child]) { child += 1 }
+            guard PendingRelease.before(items[child], last) else { break }
+            items[i] = items[child]
+            i = child
         }
+        items[i] = last
         return top
     }
 }
@@ -71,13 +97,14 @@ extension MusicTrack {
     /// back in the file's order. Parameter and user events have no SMF form and are skipped.
     public func forEachFileEvent(_ body: (Int64, FileEvent) throws -> Void) rethrows {
         var releases = ReleaseHeap()
-        releases.items.reserveCapacity(32)
+        defer { releases.deallocate() }
         try events.withUnsafeBufferPointer { buffer in
             for i in buffer.indices {
                 let tick = buffer[i].tick
                 let order = buffer[i].order
-                while let r = releases.first, r.tick < tick || (r.tick == tick && r.order < order) {
-                    try body(r.tick, .message(releases.pop().message))
+                while releases.hasRelease(before: tick, order: order) {
+                    let r = releases.pop()
+                    try body(r.tick, .message(r.message))
                 }
                 switch buffer[i].event {
                 case .note(let n):
@@ -94,7 +121,7 @@ extension MusicTrack {
                 }
             }
         }
-        while !releases.items.isEmpty {
+        while !releases.isEmpty {
             let r = releases.pop()
             try body(r.tick, .message(r.message))
         }

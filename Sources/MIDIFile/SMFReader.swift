@@ -68,24 +68,44 @@ public struct StandardMIDIFile: Sendable, Hashable {
 public enum SMFReader {
     /// Reads the file at `path`.
     public static func read(contentsOf path: String, options: SMFReadOptions = SMFReadOptions()) throws -> StandardMIDIFile {
-        let url = URL(fileURLWithPath: path)
-        let attributes = try FileManager.default.attributesOfItem(atPath: path)
-        if let size = attributes[.size] as? Int, size > options.maximumFileSize {
-            throw SMFError(path: path, location: SMFLocation(chunk: nil, offset: 0),
-                           reason: .limitExceeded("file is \(size) bytes, more than the \(options.maximumFileSize) allowed"))
-        }
-        if let size = attributes[.size] as? Int, size == 0, attributes[.type] as? FileAttributeType == .typeRegular {
-            // Refused before reading: FoundationEssentials leaks its read buffer for empty files.
-            throw SMFError(path: path, location: SMFLocation(chunk: nil, offset: 0), reason: .emptyFile)
-        }
-        let data = try Data(contentsOf: url, options: .alwaysMapped)
         do {
+            // A regular file is checked with stat(2) and mapped without Foundation, whose code
+            // pages would otherwise count in the memory of every load.
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                try checkSize(Int(info.st_size), isRegularFile: true, options: options)
+                if let mapped = MappedFile(path: path) {
+                    defer { mapped.unmap() }
+                    var parser = FileParser(bytes: mapped.bytes, options: options)
+                    parser.releasesParsedPages = true
+                    return try parser.parse()
+                }
+            }
+            // Anything else (a FIFO, a device, a file that cannot be opened) is read through
+            // Data, which also reports why a file cannot be read.
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            if let size = attributes[.size] as? Int {
+                try checkSize(size, isRegularFile: attributes[.type] as? FileAttributeType == .typeRegular, options: options)
+            }
+            let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
             return try data.withUnsafeBytes { raw in
                 try read(raw, options: options)
             }
         } catch var error as SMFError {
             error.path = path
             throw error
+        }
+    }
+
+    /// Refuses a file over the size limit, and an empty regular file before reading it
+    /// (FoundationEssentials leaks its read buffer for empty files).
+    private static func checkSize(_ size: Int, isRegularFile: Bool, options: SMFReadOptions) throws(SMFError) {
+        if size > options.maximumFileSize {
+            throw SMFError(location: SMFLocation(chunk: nil, offset: 0),
+                           reason: .limitExceeded("file is \(size) bytes, more than the \(options.maximumFileSize) allowed"))
+        }
+        if size == 0 && isRegularFile {
+            throw SMFError(location: SMFLocation(chunk: nil, offset: 0), reason: .emptyFile)
         }
     }
 
@@ -107,6 +127,30 @@ public enum SMFReader {
     }
 }
 
+/// A regular file mapped read-only, so the reader can hand pages it has parsed back to the
+/// kernel: a loaded file's peak memory is then its events and one track's bytes, not the
+/// events and the whole file.
+private struct MappedFile {
+    let bytes: UnsafeBufferPointer<UInt8>
+
+    /// Maps the regular, non-empty file at `path`; nil when it is anything else or cannot be
+    /// opened or mapped.
+    init?(path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else { return nil }
+        let size = Int(info.st_size)
+        guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), address != MAP_FAILED else { return nil }
+        bytes = UnsafeBufferPointer(start: address.assumingMemoryBound(to: UInt8.self), count: size)
+    }
+
+    func unmap() {
+        munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count)
+    }
+}
+
 /// Big-endian and chunk walking over the file's bytes, with every access bounds-checked.
 private struct FileParser {
     let bytes: UnsafeBufferPointer<UInt8>
@@ -115,6 +159,11 @@ private struct FileParser {
     /// The part of `bytes` that holds the SMF (differs from the whole for RIFF files).
     var base = 0
     var end = 0
+    /// Set when `bytes` is a private read-only mapping of a file (``MappedFile``): the pages
+    /// of each parsed chunk are then dropped from memory (a later read faults them in again).
+    var releasesParsedPages = false
+    /// Bytes from the start of `bytes` already dropped.
+    private var releasedBytes = 0
 
     init(bytes: UnsafeBufferPointer<UInt8>, options: SMFReadOptions) {
         self.bytes = bytes
@@ -199,6 +248,16 @@ private struct FileParser {
         throw fail("RIFF", 12, .badRIFFWrapper("no 'data' chunk"))
     }
 
+    /// Drops the whole pages before `offset` (see ``releasesParsedPages``).
+    mutating func releasePages(before offset: Int) {
+        guard releasesParsedPages, let start = bytes.baseAddress else { return }
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let end = offset / pageSize * pageSize
+        guard end > releasedBytes else { return }
+        _ = madvise(UnsafeMutableRawPointer(mutating: start + releasedBytes), end - releasedBytes, Int32(MADV_DONTNEED))
+        releasedBytes = end
+    }
+
     mutating func parse() throws(SMFError) -> StandardMIDIFile {
         if bytes.isEmpty { throw fail(nil, 0, .emptyFile) }
         if bytes.count >= 4 && isTag(0, "RIFF") {
@@ -278,6 +337,7 @@ private struct FileParser {
                     throw fail(name, position, .limitExceeded("more than \(options.maximumEventCount) events"))
                 }
                 tracks.append(parsed.track)
+                releasePages(before: parsed.resyncAt ?? chunkEnd)
                 if let resync = parsed.resyncAt {
                     position = resync
                     continue
@@ -413,13 +473,15 @@ private struct TrackParser {
                     break parsing
                 }
                 let b = bytes[p]
-                p += 1
-                count += 1
+                p &+= 1
+                count &+= 1
                 delta = delta << 7 | Int(b & 0x7F)
                 if b < 0x80 { break }
                 if count == 4 { throw fail(eventStart, .variableLengthQuantityTooLong) }
             }
-            tick += Int64(delta)
+            // Wrapping adds in the hot path: every position is below `end`, and a tick is at
+            // most 2^28 times the events of a chunk (below 2^60).
+            tick &+= Int64(delta)
             guard p < end else {
                 try warn(eventStart, truncatedByEOF ? "file ends after a delta time; the cut event is dropped" : "chunk ends after a delta time; the cut event is dropped")
                 break
@@ -429,7 +491,7 @@ private struct TrackParser {
                 guard runningStatus != 0 else { throw fail(p, .runningStatusWithoutStatus(byte: status)) }
                 status = runningStatus
             } else {
-                p += 1
+                p &+= 1
             }
             switch status {
             case 0xFF:
@@ -499,7 +561,7 @@ private struct TrackParser {
                     try warn(eventStart, "system message 0x\(hex(status)) inside a track (not allowed in SMF); kept")
                     systemWarned = true
                 }
-                guard end - p >= dataCount else {
+                guard end &- p >= dataCount else {
                     try warn(eventStart, truncatedByEOF ? "file ends inside a MIDI message; the cut message is dropped" : "chunk ends inside a MIDI message; the cut message is dropped (the chunk length is probably wrong)")
                     break parsing
                 }
@@ -509,16 +571,16 @@ private struct TrackParser {
                     if d1 > 0x7F { throw fail(p, .dataByteOutOfRange(status: status, byte: d1)) }
                 }
                 if dataCount == 2 {
-                    d2 = bytes[p + 1]
+                    d2 = bytes[p &+ 1]
                     if d2 > 0x7F { throw fail(p + 1, .dataByteOutOfRange(status: status, byte: d2)) }
                 }
-                p += dataCount
+                p &+= dataCount
                 if status < 0xF0 { runningStatus = status }
                 let message = MIDIMessage(status: status, data1: d1, data2: d2)
                 let kind = status & 0xF0
                 if kind == 0x90 && d2 > 0 {
                     let k = Int(status & 0x0F) << 7 | Int(d1)
-                    let index = Int32(events.count)
+                    let index = Int32(truncatingIfNeeded: events.count)
                     events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
                     if tail[k] >= 0 { events.pendingNext[Int(tail[k])] = index } else { head[k] = index }
                     tail[k] = index
@@ -528,8 +590,12 @@ private struct TrackParser {
                     if opened >= 0 {
                         head[k] = events.pendingNext[Int(opened)]
                         if head[k] < 0 { tail[k] = -1 }
-                        events.closeNote(at: Int(opened), tick: tick, releaseVelocity: kind == 0x80 ? d2 : 0,
-                                         releasedByZeroVelocityNoteOn: kind == 0x90, releaseOrder: order)
+                        // A release further away than a note's duration can hold leaves both
+                        // halves as messages, which play and write back the same.
+                        if !events.closeNote(at: Int(opened), tick: tick, releaseVelocity: kind == 0x80 ? d2 : 0,
+                                             releasedByZeroVelocityNoteOn: kind == 0x90, releaseOrder: order) {
+                            events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
+                        }
                     } else {
                         events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
                     }
@@ -669,20 +735,23 @@ private final class TrackEventStorage {
         (base + count).initialize(to: event)
         pendingNext[count] = -1
         if case .message(let m) = event.event { velocity[count] = m.data2 }
-        count += 1
+        count &+= 1
     }
 
-    /// Turns the pending note-on at `index` into a note that ends at `tick`.
+    /// Turns the pending note-on at `index` into a note that ends at `tick`; false (and the
+    /// note-on left as it is) when the duration exceeds ``NoteEvent/maximumDuration``.
     @inline(__always)
-    func closeNote(at index: Int, tick: Int64, releaseVelocity: UInt8, releasedByZeroVelocityNoteOn: Bool, releaseOrder: UInt32) {
+    func closeNote(at index: Int, tick: Int64, releaseVelocity: UInt8, releasedByZeroVelocityNoteOn: Bool, releaseOrder: UInt32) -> Bool {
         let on = base + index
+        let duration = tick &- on.pointee.tick
         // The slot holds the note-on as a `.message` (no references): it is overwritten
         // without deinitializing.
-        guard case .message(let m) = on.pointee.event else { return }
+        guard duration <= NoteEvent.maximumDuration, case .message(let m) = on.pointee.event else { return false }
         let note = NoteEvent(channel: m.status & 0x0F, key: m.data1, velocity: velocity[index],
-                             duration: tick - on.pointee.tick, releaseVelocity: releaseVelocity,
+                             duration: duration, releaseVelocity: releaseVelocity,
                              releasedByZeroVelocityNoteOn: releasedByZeroVelocityNoteOn, releaseOrder: releaseOrder)
         on.initialize(to: TimedEvent(tick: on.pointee.tick, order: on.pointee.order, event: .note(note)))
+        return true
     }
 
     private func grow() {

@@ -120,6 +120,8 @@ extension StandardMIDIFile {
 struct TrackEncoder {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
+    /// False while the buffer is one lent by the caller (``init(lending:capacity:)``).
+    private(set) var ownsBuffer = true
     /// Bytes written so far.
     private(set) var count = 0
     /// Where the open chunk's "MTrk" tag starts.
@@ -132,30 +134,41 @@ struct TrackEncoder {
         base = .allocate(capacity: self.capacity)
     }
 
+    /// Encodes into `buffer` (uninitialized room for `capacity` bytes, which the caller
+    /// keeps) until it is full; then the bytes move to a buffer of the encoder's own and
+    /// ``ownsBuffer`` turns true.
+    init(lending buffer: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        self.capacity = capacity
+        base = buffer
+        ownsBuffer = false
+    }
+
     func deallocate() {
-        base.deallocate()
+        if ownsBuffer { base.deallocate() }
     }
 
     /// Makes room for `n` more bytes.
     @inline(__always)
     mutating func reserve(_ n: Int) {
-        if count + n > capacity { grow(to: count + n) }
+        if count &+ n > capacity { grow(to: count + n) }
     }
 
     private mutating func grow(to needed: Int) {
         let newCapacity = max(needed, capacity * 2)
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newBase.update(from: base, count: count)
-        base.deallocate()
+        if ownsBuffer { base.deallocate() }
         base = newBase
         capacity = newCapacity
+        ownsBuffer = true
     }
 
     /// Appends one byte; room must have been reserved.
     @inline(__always)
     private mutating func put(_ byte: UInt8) {
+        // Wrapping: room was reserved, so `count` stays below `capacity`.
         base[count] = byte
-        count += 1
+        count &+= 1
     }
 
     /// Appends `bytes`.
@@ -216,6 +229,76 @@ struct TrackEncoder {
         for _ in 0..<4 { put(0) }
         lastTick = 0
         runningStatus = 0
+    }
+
+    /// Appends a short message at `tick` with running status: the writer's hot path.
+    @inline(__always)
+    mutating func appendMessage(tick: Int64, _ m: MIDIMessage) {
+        let delta = tick - lastTick
+        if delta < 0 || delta > 0x0FFF_FFFF {
+            writeDelta(to: tick)
+            reserve(3)
+        } else {
+            reserve(7)
+            putVLQ(Int(delta))
+            lastTick = tick
+        }
+        let status = m.status
+        if status < 0xF0 {
+            if status != runningStatus {
+                put(status)
+                runningStatus = status
+            }
+            put(m.data1)
+            // Program change and channel pressure (C0-DF) take one data byte, the rest two.
+            if status & 0xE0 != 0xC0 { put(m.data2) }
+        } else {
+            put(status)
+            runningStatus = 0
+            let n = m.dataByteCount
+            if n >= 1 { put(m.data1) }
+            if n == 2 { put(m.data2) }
+        }
+    }
+
+    /// Appends `track`'s events as a file holds them, in the order of
+    /// ``MusicTrack/forEachFileEvent(_:)`` (each note split into its note-on and release);
+    /// returns the track's ``MusicTrack/length``, found on the way.
+    mutating func appendEvents(of track: MusicTrack) -> Int64 {
+        var releases = ReleaseHeap()
+        defer { releases.deallocate() }
+        var end: Int64 = 0
+        track.events.withUnsafeBufferPointer { buffer in
+            for i in buffer.indices {
+                let tick = buffer[i].tick
+                let order = buffer[i].order
+                while releases.hasRelease(before: tick, order: order) {
+                    let r = releases.pop()
+                    appendMessage(tick: r.tick, r.message)
+                }
+                end = max(end, tick)
+                switch buffer[i].event {
+                case .note(let n):
+                    appendMessage(tick: tick, n.onMessage)
+                    let releaseTick = tick + n.duration
+                    end = max(end, releaseTick)
+                    releases.push(PendingRelease(tick: releaseTick, order: n.releaseOrder, message: n.offMessage))
+                case .message(let m):
+                    appendMessage(tick: tick, m)
+                case .sysex(let s):
+                    append(tick: tick, .sysex(s))
+                case .meta(let m):
+                    if m.type != MetaType.endOfTrack { append(tick: tick, .meta(m)) }
+                case .parameter, .user:
+                    continue
+                }
+            }
+        }
+        while !releases.isEmpty {
+            let r = releases.pop()
+            appendMessage(tick: r.tick, r.message)
+        }
+        return max(end, track.explicitLength ?? 0)
     }
 
     @inline(__always)
@@ -286,18 +369,31 @@ struct TrackEncoder {
 public enum SMFWriter {
     /// The bytes of `file`.
     public static func bytes(of file: StandardMIDIFile) -> [UInt8] {
-        // About 4 bytes per event as stored (a note is two); the buffer grows when needed.
-        var estimate = 64
-        for track in file.tracks { estimate += 8 + track.count * 6 }
-        var encoder = TrackEncoder(capacity: estimate)
-        defer { encoder.deallocate() }
-        encoder.append(contentsOf: StandardMIDIFile.header(format: file.format, tracks: file.tracks.count, division: file.divisionWord))
-        for track in file.tracks {
-            encoder.beginChunk()
-            track.forEachFileEvent { tick, e in encoder.append(tick: tick, e) }
-            encoder.finish(endTick: track.length)
+        // The bytes are encoded straight into the array returned, sized for the longest
+        // encoding of every event but meta and sysex data: a note takes at most 14 bytes (two
+        // 4-byte deltas and two 3-byte messages), a message 7, a meta or sysex event up to 14
+        // plus its data. Pages past the bytes written are never touched. Files whose meta and
+        // sysex data overflow that move to a growing buffer and are copied once at the end.
+        var capacity = 14
+        for track in file.tracks { capacity += 8 + 7 + track.count * 14 }
+        var grown: [UInt8]?
+        let direct = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+            var encoder = TrackEncoder(lending: buffer.baseAddress!, capacity: capacity)
+            defer { encoder.deallocate() }
+            encoder.append(contentsOf: StandardMIDIFile.header(format: file.format, tracks: file.tracks.count, division: file.divisionWord))
+            for track in file.tracks {
+                encoder.beginChunk()
+                let length = encoder.appendEvents(of: track)
+                encoder.finish(endTick: length)
+            }
+            if encoder.ownsBuffer {
+                grown = encoder.bytes
+                initialized = 0
+            } else {
+                initialized = encoder.count
+            }
         }
-        return encoder.bytes
+        return grown ?? direct
     }
 
     /// The bytes of `sequence` in `layout`.

@@ -3,56 +3,91 @@ import MIDI
 /// A note with its duration, as a sequencer thinks of it: one event instead of a note-on and
 /// a note-off.
 public struct NoteEvent: Hashable, Sendable {
-    // Stored properties run from the widest to the narrowest, so the struct packs into
-    // 17 bytes and a ``TimedEvent`` into 32 (tracks hold millions of them).
+    // Packed into 11 bytes (two 32-bit words and three bytes), so a ``SequenceEvent`` takes
+    // 12 and a ``TimedEvent`` 24: tracks hold millions of events, and this is most of a
+    // loaded file's memory. The channel shares a word with the duration, the zero-velocity
+    // flag a byte with the release velocity.
 
-    /// Length in ticks; 0 means the release falls on the same tick as the attack.
-    public var duration: Int64
+    /// The duration in the low 28 bits, the channel in the high 4.
+    @usableFromInline var durationAndChannel: UInt32
     /// Position of the release among the events of its tick (see ``TimedEvent/order``).
     public var releaseOrder: UInt32
-    /// MIDI channel, 0...15.
-    public var channel: UInt8
     /// Key number, 0...127.
     public var key: UInt8
     /// Attack velocity, 1...127.
     public var velocity: UInt8
-    /// Release velocity, 0...127 (0 when the release was a note-on with velocity 0).
-    public var releaseVelocity: UInt8
-    /// True when the release is encoded as a note-on with velocity 0, as many files do;
-    /// kept so a file comes back with the bytes it had.
-    public var releasedByZeroVelocityNoteOn: Bool
+    /// The release velocity in the low 7 bits, the zero-velocity note-on flag in the high bit.
+    @usableFromInline var releaseBits: UInt8
 
-    /// Creates a note.
+    /// The longest duration a note holds: 268,435,455 ticks (2^28 - 1), the largest delta
+    /// time a Standard MIDI File can store in one event. Longer durations are clamped; the
+    /// file reader keeps a note-on and note-off further apart than this as two messages.
+    public static let maximumDuration: Int64 = 0x0FFF_FFFF
+
+    /// Creates a note; `duration` is clamped to 0...``maximumDuration``.
+    @inlinable
     public init(channel: UInt8, key: UInt8, velocity: UInt8, duration: Int64,
                 releaseVelocity: UInt8 = 0, releasedByZeroVelocityNoteOn: Bool = false,
                 releaseOrder: UInt32 = 0) {
-        self.channel = channel & 0x0F
+        self.durationAndChannel = UInt32(channel & 0x0F) << 28 | UInt32(min(max(0, duration), Self.maximumDuration))
         self.key = key & 0x7F
         self.velocity = velocity & 0x7F
-        self.duration = max(0, duration)
-        self.releaseVelocity = releaseVelocity & 0x7F
-        self.releasedByZeroVelocityNoteOn = releasedByZeroVelocityNoteOn
+        self.releaseBits = releaseVelocity & 0x7F | (releasedByZeroVelocityNoteOn ? 0x80 : 0)
         self.releaseOrder = releaseOrder
     }
 
+    /// Length in ticks, 0...``maximumDuration`` (larger values are clamped); 0 means the
+    /// release falls on the same tick as the attack.
+    @inlinable
+    public var duration: Int64 {
+        get { Int64(durationAndChannel & 0x0FFF_FFFF) }
+        set { durationAndChannel = durationAndChannel & 0xF000_0000 | UInt32(min(max(0, newValue), Self.maximumDuration)) }
+    }
+
+    /// MIDI channel, 0...15.
+    @inlinable
+    public var channel: UInt8 {
+        get { UInt8(truncatingIfNeeded: durationAndChannel >> 28) }
+        set { durationAndChannel = durationAndChannel & 0x0FFF_FFFF | UInt32(newValue & 0x0F) << 28 }
+    }
+
+    /// Release velocity, 0...127 (0 when the release was a note-on with velocity 0).
+    @inlinable
+    public var releaseVelocity: UInt8 {
+        get { releaseBits & 0x7F }
+        set { releaseBits = releaseBits & 0x80 | newValue & 0x7F }
+    }
+
+    /// True when the release is encoded as a note-on with velocity 0, as many files do;
+    /// kept so a file comes back with the bytes it had.
+    @inlinable
+    public var releasedByZeroVelocityNoteOn: Bool {
+        get { releaseBits & 0x80 != 0 }
+        set { releaseBits = releaseBits & 0x7F | (newValue ? 0x80 : 0) }
+    }
+
     /// The message that starts the note.
-    public var onMessage: MIDIMessage { .noteOn(channel: channel, key: key, velocity: velocity) }
+    @inlinable
+    public var onMessage: MIDIMessage { MIDIMessage(status: 0x90 | channel, data1: key & 0x7F, data2: velocity & 0x7F) }
 
     /// The message that ends the note.
+    @inlinable
     public var offMessage: MIDIMessage {
         releasedByZeroVelocityNoteOn
-            ? .noteOn(channel: channel, key: key, velocity: 0)
-            : .noteOff(channel: channel, key: key, velocity: releaseVelocity)
+            ? MIDIMessage(status: 0x90 | channel, data1: key & 0x7F, data2: 0)
+            : MIDIMessage(status: 0x80 | channel, data1: key & 0x7F, data2: releaseVelocity)
     }
 }
 
 /// A system exclusive event as stored in a track: an F0 message, or an F7 packet (a
 /// continuation of a divided sysex, or an escape carrying any bytes).
 public struct SysexEvent: Hashable, Sendable {
-    /// 0xF0 for a sysex start, 0xF7 for a continuation packet or escape.
-    public var status: UInt8
+    // The array before the byte: 9 bytes instead of 16, within a ``SequenceEvent``'s 12.
+
     /// The bytes after the status, exactly as stored (an F0 message normally ends with F7).
     public var payload: [UInt8]
+    /// 0xF0 for a sysex start, 0xF7 for a continuation packet or escape.
+    public var status: UInt8
 
     /// Creates a sysex event.
     public init(status: UInt8 = 0xF0, payload: [UInt8]) {
@@ -106,10 +141,12 @@ public enum MetaType {
 
 /// A meta event: a type byte and its data, kept exactly as stored whatever the type.
 public struct MetaEvent: Hashable, Sendable {
-    /// The meta type (0x00...0x7F in practice; any byte is kept).
-    public var type: UInt8
+    // The array before the byte: 9 bytes instead of 16, within a ``SequenceEvent``'s 12.
+
     /// The event's data, without the length prefix.
     public var data: [UInt8]
+    /// The meta type (0x00...0x7F in practice; any byte is kept).
+    public var type: UInt8
 
     /// Creates a meta event.
     public init(type: UInt8, data: [UInt8]) {
@@ -282,7 +319,7 @@ public enum SequenceEvent: Hashable, Sendable {
     /// A meta event.
     case meta(MetaEvent)
     /// Parameter automation. Boxed: parameter events are rare, and keeping the payload out of
-    /// line holds ``TimedEvent`` at a 32-byte stride.
+    /// line holds ``TimedEvent`` at a 24-byte stride.
     indirect case parameter(ParameterEvent)
     /// An application event.
     case user(UserEvent)
@@ -318,8 +355,8 @@ public enum SequenceEvent: Hashable, Sendable {
 
 /// An event placed on a track.
 public struct TimedEvent: Hashable, Sendable {
-    // Declared event, order, tick: this order packs the struct into a 32-byte stride (it
-    // was 48 with the tick first), which is most of a loaded file's memory.
+    // Declared event, order, tick: the 12-byte event, the order in the 4 bytes after it, then
+    // the tick; a 24-byte stride (48 with the tick first), most of a loaded file's memory.
 
     /// The event.
     public var event: SequenceEvent

@@ -133,6 +133,22 @@ struct FixtureTests {
         #expect(sequence.makeTempoMap().seconds(atTick: 268_435_455) == 268_435_455.0 / 96.0 * 0.5)
     }
 
+    @Test("A release further away than a note's longest duration stays a message pair, written back byte for byte")
+    func releaseBeyondMaximumDuration() throws {
+        // Two largest deltas between the note-on and its note-off: 536,870,910 ticks.
+        let bytes = SMFBytes.header() + SMFBytes.track([0x00, 0x90, 60, 100, 0xFF, 0xFF, 0xFF, 0x7F, 0xB0, 7, 90,
+                                                         0xFF, 0xFF, 0xFF, 0x7F, 0x80, 60, 33] + SMFBytes.eot)
+        let file = try read(bytes)
+        let kinds = file.tracks[0].events.map { e -> String in
+            if case .message(let m) = e.event { return "\(m.status)@\(e.tick)" }
+            return "other"
+        }
+        #expect(kinds == ["144@0", "176@268435455", "128@536870910"])
+        #expect(SMFWriter.bytes(of: file) == bytes)
+        let notes = FileDump.notes(of: file)
+        #expect(notes.matched.map(\.end) == [536_870_910] && notes.unterminated.isEmpty && notes.orphans == 0)
+    }
+
     @Test("Unknown chunks are skipped and do not count as tracks")
     func unknownChunks() throws {
         let bytes = SMFBytes.header(format: 1, tracks: 2) + SMFBytes.chunk("XFIH", [1, 2, 3, 4, 5, 6, 7])

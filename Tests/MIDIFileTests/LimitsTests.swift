@@ -61,6 +61,29 @@ struct LimitsTests {
         #expect(what == "file is \(file.count) bytes, more than the \(file.count - 1) allowed")
     }
 
+    @Test func aFileReadFromItsPathEqualsTheSameBytesReadFromMemory() throws {
+        // Many tracks of many pages each, so the reader drops the pages of parsed chunks as it
+        // goes; one chunk's length is too long, so scanning goes back into a dropped page.
+        var body: [UInt8] = []
+        for i in 0..<3_000 { body += [0x00, 0x90, UInt8(40 + i % 40), 100, 0x60, 0x80, UInt8(40 + i % 40), 0] }
+        let track = SMFBytes.track(body + SMFBytes.eot)
+        let tooLong = SMFBytes.track(SMFBytes.fourNotes, declaredLength: SMFBytes.fourNotes.count + 4)
+        let bytes = SMFBytes.header(format: 1, tracks: 5) + track + track + tooLong + track + track
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tactus-path-\(getpid()).mid").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let fromPath = try SMFReader.read(contentsOf: path)
+        #expect(fromPath == (try SMFReader.read(bytes)))
+        #expect(fromPath.tracks.count == 5 && fromPath.tracks[4].count == 3_000)
+
+        try Data().write(to: URL(fileURLWithPath: path))
+        #expect(throws: SMFError(path: path, location: SMFLocation(chunk: nil, offset: 0), reason: .emptyFile)) {
+            _ = try SMFReader.read(contentsOf: path)
+        }
+        try? FileManager.default.removeItem(atPath: path)
+        #expect { _ = try SMFReader.read(contentsOf: path) } throws: { !($0 is SMFError) }
+    }
+
     @Test func aJSONDocumentLargerThanTheLimitIsRefusedBeforeParsing() {
         let document = Data(repeating: 0x20, count: 2_000)
         #expect(throws: JSONImportError.self) { _ = try JSONImport.file(from: document, maximumSize: 1_000) }

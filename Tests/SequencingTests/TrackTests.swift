@@ -117,4 +117,22 @@ struct TrackTests {
         if case .note(let n) = scaled.tracks[0].events[0].event { #expect(n.duration == 480) }
         #expect(scaled.tracks[0].explicitLength == 1920)
     }
+
+    @Test("A stored event takes 24 bytes, and a packed note keeps every field apart")
+    func compactNote() {
+        // Loaded files hold millions of events: the stride is their memory.
+        #expect(MemoryLayout<TimedEvent>.stride == 24)
+        var n = NoteEvent(channel: 15, key: 127, velocity: 127, duration: NoteEvent.maximumDuration,
+                          releaseVelocity: 127, releasedByZeroVelocityNoteOn: true, releaseOrder: .max)
+        #expect(n.channel == 15 && n.key == 127 && n.velocity == 127 && n.releaseVelocity == 127)
+        #expect(n.duration == 268_435_455 && n.releasedByZeroVelocityNoteOn && n.releaseOrder == .max)
+        n.channel = 3
+        n.releasedByZeroVelocityNoteOn = false
+        #expect(n.duration == 268_435_455 && n.releaseVelocity == 127 && n.channel == 3)
+        n.duration = NoteEvent.maximumDuration + 1000
+        #expect(n.duration == NoteEvent.maximumDuration && n.channel == 3)
+        n.duration = -5
+        #expect(n.duration == 0)
+        #expect(n.offMessage == .noteOff(channel: 3, key: 127, velocity: 127))
+    }
 }
