@@ -10,4 +10,5 @@
 @_exported import Playback
 @_exported import Sampler
 @_exported import Sequencing
+@_exported import SFZ
 @_exported import SoundFont
