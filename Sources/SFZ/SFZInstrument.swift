@@ -141,30 +141,43 @@ struct SFZResolver {
         var noteOffset = 0
         var octaveOffset = 0
         var regions: [SFZRegion] = []
+        var template: SFZRegion?
         for block in blocks {
             switch block.header {
             case "global":
                 global = check(block.opcodes, defaultPath: defaultPath)
                 master = []
                 group = []
+                template = nil
             case "master":
                 master = check(block.opcodes, defaultPath: defaultPath)
                 group = []
+                template = nil
             case "group":
                 group = check(block.opcodes, defaultPath: defaultPath)
+                template = nil
             case "region":
-                var region = SFZRegion(path: files[block.file], line: block.line)
+                // What the headers above give every region is worked out once per header, not per
+                // region: a group of thousands of opcodes over thousands of regions stays linear.
                 // Their problems were reported once, at their header (check).
-                for opcode in global + master + group {
-                    var reader = SFZValueReader(name: opcode.name, value: opcode.value)
-                    _ = region.apply(opcode.key, reader: &reader, defaultPath: defaultPath)
+                if template == nil {
+                    var inherited = SFZRegion(path: "", line: 0)
+                    for opcode in global + master + group {
+                        var reader = SFZValueReader(name: opcode.name, value: opcode.value)
+                        _ = inherited.apply(opcode.key, reader: &reader, defaultPath: defaultPath)
+                    }
+                    template = inherited
                 }
+                var region = template!
+                region.path = files[block.file]
+                region.line = block.line
                 for opcode in block.opcodes { apply(opcode, to: &region, defaultPath: defaultPath) }
                 let keyOffset = octaveOffset * 12 + noteOffset
                 if keyOffset != 0 { region.offsetKeys(by: keyOffset) }
                 regions.append(region)
             case "control":
                 defaultPath = ""
+                template = nil
                 for opcode in block.opcodes {
                     var reader = SFZValueReader(name: opcode.name, value: opcode.value)
                     switch opcode.key {

@@ -284,11 +284,12 @@ public struct SFZRegion: Hashable, Sendable {
 
     /// The gain (0-1) for each velocity 0-127 given by ``ampVelocityCurve``: the points in the
     /// order given (a later point at the same velocity wins), 0 at velocity 0 and 1 at 127 unless
-    /// given, straight lines between, as sfizz builds it. Nil when there are no points.
+    /// given, straight lines between, as sfizz builds it (points outside 0-127 are left out). Nil
+    /// when there are no points.
     public func velocityCurveTable() -> [Double]? {
         guard !ampVelocityCurve.isEmpty else { return nil }
         var points = [Double?](repeating: nil, count: 128)
-        for point in ampVelocityCurve { points[point.velocity] = point.gain }
+        for point in ampVelocityCurve where (0...127).contains(point.velocity) { points[point.velocity] = point.gain }
         return SFZCurve.linearFill(points, first: 0, last: 1)
     }
 }

@@ -119,19 +119,6 @@ struct SFZParser {
         String(decoding: top.bytes[range], as: UTF8.self)
     }
 
-    /// Where the line's value text ends: at a line break or a comment.
-    private func endOfLine(from start: Int) -> Int {
-        var p = start
-        let bytes = top.bytes
-        while p < bytes.count {
-            let c = bytes[p]
-            if c == 0x0A || c == 0x0D { break }
-            if c == UInt8(ascii: "/"), p + 1 < bytes.count, bytes[p + 1] == UInt8(ascii: "/") || bytes[p + 1] == UInt8(ascii: "*") { break }
-            p += 1
-        }
-        return p
-    }
-
     private mutating func warn(_ line: Int, _ message: String, opcode: String? = nil) {
         log.add(SFZWarning(path: top.path, line: line, opcode: opcode, message: message))
     }
@@ -197,9 +184,12 @@ struct SFZParser {
             let valueStart = scan(from: idEnd, while: SFZCharacters.isSpace)
             // ARIA (and sfizz): the value is the first word; the rest of the line goes on
             // being read as opcodes.
-            let valueEnd = scan(from: valueStart) { !SFZCharacters.isSpace($0) && $0 != 0x0A && $0 != 0x0D }
-            let lineEnd = endOfLine(from: valueStart)
-            let end = min(valueEnd, lineEnd)
+            var end = valueStart
+            let bytes = top.bytes
+            while end < bytes.count, !SFZCharacters.isSpace(bytes[end]), bytes[end] != 0x0A, bytes[end] != 0x0D,
+                  !(bytes[end] == UInt8(ascii: "/") && end + 1 < bytes.count && (bytes[end + 1] == UInt8(ascii: "/") || bytes[end + 1] == UInt8(ascii: "*"))) {
+                end += 1
+            }
             definitions[id] = text(valueStart..<end)
             longestDefinitionName = max(longestDefinitionName, id.utf8.count)
             advance(to: end)
@@ -326,27 +316,35 @@ struct SFZParser {
                                                   file: top.file, line: line))
     }
 
-    /// sfizz's rule for values with spaces: the value runs to the end of the line unless, after
-    /// a space, a header, an `#include`/`#define` or another `name=` begins.
+    /// sfizz's rule for values with spaces: the value runs to the end of the line (or a
+    /// comment) unless, after a space, a header, an `#include`/`#define` or another `name=`
+    /// begins. The line's end is found on the way rather than first: a line of many opcodes would
+    /// otherwise be scanned to its end once per opcode.
     private func endOfValue(from start: Int) -> Int {
         let bytes = top.bytes
-        let n = endOfLine(from: start)
+        func atLineEnd(_ p: Int) -> Bool {
+            guard p < bytes.count else { return true }
+            let c = bytes[p]
+            if c == 0x0A || c == 0x0D { return true }
+            return c == UInt8(ascii: "/") && p + 1 < bytes.count && (bytes[p + 1] == UInt8(ascii: "/") || bytes[p + 1] == UInt8(ascii: "*"))
+        }
         var end = start
-        while end < n {
+        while !atLineEnd(end) {
             var i = end + 1
             let c = bytes[end]
             if c == UInt8(ascii: "<") { break }
             if SFZCharacters.isSpace(c) {
-                while i < n && SFZCharacters.isSpace(bytes[i]) { i += 1 }
-                if i == n || bytes[i] == UInt8(ascii: "<") { break }
+                while !atLineEnd(i) && SFZCharacters.isSpace(bytes[i]) { i += 1 }
+                if atLineEnd(i) || bytes[i] == UInt8(ascii: "<") { break }
                 if bytes[i] == UInt8(ascii: "#") {
-                    let wordEnd = scan(from: i + 1, while: SFZCharacters.isIdentifier)
-                    let word = text(i + 1..<min(wordEnd, n))
+                    var wordEnd = i + 1
+                    while !atLineEnd(wordEnd) && SFZCharacters.isIdentifier(bytes[wordEnd]) { wordEnd += 1 }
+                    let word = text(i + 1..<wordEnd)
                     if word == "define" || word == "include" { break }
                 } else if SFZCharacters.isIdentifier(bytes[i]) {
                     i += 1
-                    while i < n && (SFZCharacters.isIdentifier(bytes[i]) || bytes[i] == UInt8(ascii: "$")) { i += 1 }
-                    if i < n && bytes[i] == UInt8(ascii: "=") { break }
+                    while !atLineEnd(i) && (SFZCharacters.isIdentifier(bytes[i]) || bytes[i] == UInt8(ascii: "$")) { i += 1 }
+                    if !atLineEnd(i) && bytes[i] == UInt8(ascii: "=") { break }
                 }
             }
             end = i

@@ -237,4 +237,17 @@ import SFZ
         #expect(result.regions.map(\.sample) == [.embedded("kick.wav"), .embedded("kick.wav")])
         #expect(result.regions[1].keyRange == SFZRange(40, 40))
     }
+
+    /// Inputs whose cost would grow with the square of their size if a line were rescanned for
+    /// each opcode on it, or a group's opcodes reapplied to each region: both finish only if
+    /// the reader stays linear.
+    @Test func longLinesAndBigGroupsStayLinear() throws {
+        let line = try instrument("<region> sample=a.wav " + String(repeating: "volume=-1 pan=5 ", count: 10_000) + "key=3")
+        #expect(line.regions.count == 1 && line.regions[0].volume == -1 && line.regions[0].keyRange == SFZRange(3, 3))
+        let defines = try instrument(String(repeating: "#define $A 1 ", count: 10_000) + "\n<region> sample=a.wav key=$A")
+        #expect(defines.regions[0].keyRange == SFZRange(1, 1))
+        let group = "<group> " + String(repeating: "pan=1 ", count: 5_000) + "volume=-2\n" + String(repeating: "<region> sample=a.wav\n", count: 2_000)
+        let groups = try instrument(group)
+        #expect(groups.regions.count == 2_000 && groups.regions.allSatisfy { $0.volume == -2 && $0.pan == 1 })
+    }
 }
