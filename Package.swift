@@ -12,7 +12,7 @@ let package = Package(
         // custom nodes allocation-free and block-size independent.
         .library(name: "TactusTestSupport", targets: ["TactusTestSupport"]),
         // The MIDI, sequence and file core, without audio.
-        .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile", "SoundFont"]),
+        .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ"]),
         // The audio engine without drivers: graph, instruments, sampler, player, the playback
         // session with its offline and null backends, and the recording session.
         .library(name: "TactusAudio", targets: ["AudioGraph", "Instruments", "Sampler", "Playback", "Recording"]),
@@ -41,6 +41,8 @@ let package = Package(
         // libvorbisfile, loaded at run time (SoundFont 3 samples): declarations and loader.
         .target(name: "CVorbisFile"),
         .target(name: "SoundFont", dependencies: ["CVorbisFile"]),
+        // SFZ instruments: the parser and the resolver that flattens headers into regions.
+        .target(name: "SFZ"),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
         .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont"]),
@@ -56,7 +58,7 @@ let package = Package(
         .target(name: "BatchRender", dependencies: ["AudioFileOutput", "Playback", "MIDIFile", "Sequencing"]),
         .target(
             name: "Tactus",
-            dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "AudioGraph", "Instruments", "Sampler", "Playback", "Recording", "ALSA", "JACK",
+            dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ", "AudioGraph", "Instruments", "Sampler", "Playback", "Recording", "ALSA", "JACK",
                            "AudioFileOutput", "BatchRender"]
         ),
         .executableTarget(
@@ -102,6 +104,7 @@ let package = Package(
         .testTarget(name: "JACKTests", dependencies: ["JACK", "Playback", "Recording", "Sequencing", "MIDIFile"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),
+        .testTarget(name: "SFZTests", dependencies: ["SFZ"]),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
         .testTarget(name: "CLITests", dependencies: ["TactusCLI", "MIDIFile", "Sequencing", "MIDI", "SoundFont"]),
         // The allocation counter; linked only into test executables (it interposes malloc).

@@ -16,6 +16,7 @@ let package = Package(
         .executableTarget(name: "fuzz-positions", dependencies: [.product(name: "TactusCore", package: "Tactus")], swiftSettings: fuzzFlags),
         .executableTarget(name: "fuzz-sf2", dependencies: [.product(name: "TactusCore", package: "Tactus")], swiftSettings: fuzzFlags),
         .executableTarget(name: "fuzz-sf3", dependencies: [.product(name: "TactusCore", package: "Tactus")], swiftSettings: fuzzFlags),
+        .executableTarget(name: "fuzz-sfz", dependencies: [.product(name: "TactusCore", package: "Tactus")], swiftSettings: fuzzFlags),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,14 +4,15 @@
 #        FUZZ_RUNS=1000000 Fuzz/run.sh 0 [TARGET...]   (a number of executions instead of a time)
 # Prints each target's executions and exits non-zero when a target finds a crash, leaving the
 # input in Fuzz/findings/TARGET/. Seeds come from Songs/, ../shared/corpus/files and
-# Fuzz/seeds/ (fuzz-sf2 and fuzz-sf3 start from the small hand-built banks in Fuzz/seeds/).
+# Fuzz/seeds/ (fuzz-sf2 and fuzz-sf3 start from the small hand-built banks in Fuzz/seeds/;
+# fuzz-sfz from sfizz's test files in ../shared/sfz).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions fuzz-sf2 fuzz-sf3)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions fuzz-sf2 fuzz-sf3 fuzz-sfz)
 shared=${TACTUS_SHARED:-$root/../shared}
 
 cd "$here"
@@ -33,6 +34,9 @@ seed() {  # seed TARGET DIR: the starting corpus of a target
     fuzz-smf)
       cp "$root"/Songs/*.mid "$dir"/ 2>/dev/null || true
       [ -d "$shared/corpus/files" ] && find "$shared/corpus/files" -type f \( -name '*.mid' -o -name '*.rmi' -o -name '*.midi2' \) -size -64k -exec cp {} "$dir"/ \; || true
+      ;;
+    fuzz-sfz)
+      [ -d "$shared/sfz" ] && find "$shared/sfz" -type f -name '*.sfz' -size -64k -exec cp --backup=numbered {} "$dir"/ \; || true
       ;;
     fuzz-json)
       for f in "$root"/Songs/click-track.mid "$root"/Songs/little-waltz.mid; do

@@ -11,4 +11,5 @@
 @_exported import Recording
 @_exported import Sampler
 @_exported import Sequencing
+@_exported import SFZ
 @_exported import SoundFont
