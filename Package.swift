@@ -28,34 +28,35 @@ let package = Package(
     ],
     targets: [
         .target(name: "MIDI"),
+        .target(name: "Locking"),
         .target(name: "Sequencing", dependencies: ["MIDI"]),
         .target(name: "MIDIFile", dependencies: ["MIDI", "Sequencing"]),
         // libasound is loaded at run time (dlopen), so building needs no ALSA headers and
         // everything but live audio and MIDI runs without the library.
         .target(name: "CALSA", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "ALSA", dependencies: ["CALSA", "Sequencing", "MIDI", "Playback", "Recording"]),
+        .target(name: "ALSA", dependencies: ["Locking", "CALSA", "Sequencing", "MIDI", "Playback", "Recording"]),
         // libjack is loaded at run time too: JACK is optional, and pw-jack swaps in PipeWire's.
         .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "JACK", dependencies: ["CJACK", "Playback", "Recording", "Sequencing"]),
         .target(name: "AudioGraph", dependencies: ["MIDI"]),
         // libvorbisfile, loaded at run time (SoundFont 3 samples): declarations and loader.
         .target(name: "CVorbisFile"),
-        .target(name: "SoundFont", dependencies: ["CVorbisFile"]),
+        .target(name: "SoundFont", dependencies: ["Locking", "CVorbisFile"]),
         // SFZ instruments: the parser and the resolver that flattens headers into regions.
         .target(name: "SFZ"),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
-        .target(name: "Playback", dependencies: ["Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont"]),
+        .target(name: "Playback", dependencies: ["Locking", "Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont"]),
         // Recording live MIDI: the recording session, its inputs, the recorder, the journal and
         // the metronome. Drivers add their inputs (ALSA sequencer and raw MIDI, JACK MIDI).
-        .target(name: "Recording", dependencies: ["Playback", "Sequencing", "MIDI", "MIDIFile"]),
+        .target(name: "Recording", dependencies: ["Locking", "Playback", "Sequencing", "MIDI", "MIDIFile"]),
         // libsndfile (FLAC, Ogg Vorbis and Opus output), loaded at run time: hand-written
         // declarations, no system header, nothing linked.
         .target(name: "CSndFile"),
         .target(name: "AudioFileOutput", dependencies: ["CSndFile", "Playback"]),
         // Rendering whole corpora: input discovery, sharding, the manifest, resumable outputs
         // and the job pool (issue 15).
-        .target(name: "BatchRender", dependencies: ["AudioFileOutput", "Playback", "MIDIFile", "Sequencing"]),
+        .target(name: "BatchRender", dependencies: ["Locking", "AudioFileOutput", "Playback", "MIDIFile", "Sequencing"]),
         .target(
             name: "Tactus",
             dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ", "AudioGraph", "Instruments", "Sampler", "Playback", "Recording", "ALSA", "JACK",
@@ -100,8 +101,8 @@ let package = Package(
             path: "Benchmarks/SchedulerBenchmark"
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
-        .testTarget(name: "ALSATests", dependencies: ["ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph"]),
-        .testTarget(name: "JACKTests", dependencies: ["JACK", "Playback", "Recording", "Sequencing", "MIDIFile"]),
+        .testTarget(name: "ALSATests", dependencies: ["Locking", "ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph"]),
+        .testTarget(name: "JACKTests", dependencies: ["Locking", "JACK", "Playback", "Recording", "Sequencing", "MIDIFile"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),
         .testTarget(name: "SFZTests", dependencies: ["SFZ"]),

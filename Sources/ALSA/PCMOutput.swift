@@ -1,5 +1,6 @@
 import CALSA
 import Foundation
+import Locking
 import Synchronization
 
 /// Sample formats the PCM driver can write.
@@ -96,7 +97,7 @@ public final class PCMOutput: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let xruns = Atomic<Int>(0)
     private let frames = Atomic<Int64>(0)
-    private let failure = Mutex<ALSAError?>(nil)
+    private let failure = Locked<ALSAError?>(nil)
     private var thread: pthread_t?
     private var source: PCMRenderSource?
     /// True when the audio thread got real-time priority.

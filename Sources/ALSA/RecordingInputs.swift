@@ -1,7 +1,7 @@
 import MIDI
 import Playback
 import Recording
-import Synchronization
+import Locking
 
 /// A ``SequencerClient``'s input port as a `RecordingInput` (Recording): whatever other programs send to
 /// the port, or sources connected to it (``SequencerClient/connectInput(from:)``), is
@@ -11,7 +11,7 @@ public final class SequencerRecordingInput: RecordingInput, @unchecked Sendable 
     public let client: SequencerClient
     /// How the kernel stamps arrivals.
     public let stamps: SequencerInputStamps
-    private let running = Mutex<SequencerInput?>(nil)
+    private let running = Locked<SequencerInput?>(nil)
 
     /// Records what arrives at `client`'s input port, stamped as `stamps` says.
     public init(client: SequencerClient, stamps: SequencerInputStamps = .queueTicks) {
@@ -45,7 +45,7 @@ extension RawMIDIInput: RecordingInput {
 
     public func startDelivering(to deliver: @escaping @Sendable (MIDIInputEvent) -> Void) throws(RecordingInputError) {
         // The kernel stamps each read; the parser splits it into messages carrying that stamp.
-        let parser = Mutex(MIDIByteStreamInput())
+        let parser = Locked(MIDIByteStreamInput())
         start { host, bytes in
             for event in parser.withLock({ $0.receive(bytes, atHostTime: host) }) { deliver(event) }
         }

@@ -3,6 +3,7 @@ import Foundation
 import MIDIFile
 import Playback
 import Sequencing
+import Locking
 import Synchronization
 
 /// How every file of a batch is rendered; each output is what `tactus render IN -o OUT` with
@@ -162,9 +163,9 @@ public final class BatchRenderer: Sendable {
                     progress: @escaping @Sendable (BatchProgress) -> Void = { _ in }) throws(ManifestError) -> BatchSummary {
         let clock = ContinuousClock()
         let began = clock.now
-        let state = Mutex(BatchProgress())
+        let state = Locked(BatchProgress())
         let failures = Atomic<Int>(0)
-        let manifestFailure = Mutex<ManifestError?>(nil)
+        let manifestFailure = Locked<ManifestError?>(nil)
         let toRender = plan.filter { $0.action == .render }
         let crashedCount = plan.filter { $0.action == .crashed }.count
         state.withLock {

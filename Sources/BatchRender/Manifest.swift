@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// How an input ended.
 public enum BatchStatus: String, Codable, Sendable, CaseIterable {
@@ -102,14 +102,14 @@ public enum ManifestError: Error, Equatable, CustomStringConvertible {
 public final class Manifest: Sendable {
     /// Its path.
     public let path: String
-    private let descriptor: Mutex<Int32>
+    private let descriptor: Locked<Int32>
 
     /// Opens (creating) the manifest for appending.
     public init(path: String) throws(ManifestError) {
         self.path = path
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .cannotWrite(path, String(cString: strerror(errno))) }
-        descriptor = Mutex(fd)
+        descriptor = Locked(fd)
     }
 
     deinit {

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Synchronization
 
 /// The monotonic clock (`CLOCK_MONOTONIC`) in nanoseconds: the host time of the engine's
@@ -33,7 +34,7 @@ public final class MIDIByteStreamReader: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let stopped = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
-    private let failure = Mutex<String?>(nil)
+    private let failure = Locked<String?>(nil)
 
     /// Opens `path` for reading; throws with the system's reason (no such file, permission
     /// denied, a directory...).

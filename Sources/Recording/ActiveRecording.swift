@@ -5,7 +5,7 @@ import Foundation
 import MIDI
 import Playback
 import Sequencing
-import Synchronization
+import Locking
 
 /// One running take of a ``RecordingSession``: the audio, the journal, the clock, the inputs,
 /// and the control thread that stamps what arrives into the recorder.
@@ -246,7 +246,7 @@ final class ActiveRecording: @unchecked Sendable {
 /// The player's live MIDI path (one producer) shared by several input threads, one at a time.
 private final class SharedLiveInput: Sendable {
     private let input: LiveMIDIInput
-    private let turn = Mutex<Void>(())
+    private let turn = Locked<Void>(())
 
     init(_ input: LiveMIDIInput) { self.input = input }
 

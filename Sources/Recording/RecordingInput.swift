@@ -3,7 +3,7 @@ import Glibc
 #endif
 import MIDI
 import Playback
-import Synchronization
+import Locking
 
 /// A source of live MIDI for a ``RecordingSession``: a sequencer port, a raw MIDI device, a
 /// JACK MIDI port, or messages a program sends itself (``InProcessMIDIInput``).
@@ -50,7 +50,7 @@ public struct RecordingInputError: Error, Sendable, Hashable, CustomStringConver
 /// returns false). Several threads may send; each message goes in whole.
 public final class InProcessMIDIInput: RecordingInput, @unchecked Sendable {
     public let inputDescription: String
-    private let receiver = Mutex<(@Sendable (MIDIInputEvent) -> Void)?>(nil)
+    private let receiver = Locked<(@Sendable (MIDIInputEvent) -> Void)?>(nil)
 
     /// An input named `name` in messages.
     public init(name: String = "in-process input") {

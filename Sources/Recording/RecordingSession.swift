@@ -6,6 +6,7 @@ import MIDI
 import MIDIFile
 import Playback
 import Sequencing
+import Locking
 import Synchronization
 
 /// Records live MIDI into tracks of a sequence, with a backing, count-in, metronome, punch,
@@ -89,8 +90,8 @@ public final class RecordingSession: @unchecked Sendable {
     public let endSeconds: Double?
 
     let tempoMap: TempoMap
-    let state = Mutex<SharedState>(SharedState())
-    let inbox = Mutex<[MIDIInputEvent]>([])
+    let state = Locked<SharedState>(SharedState())
+    let inbox = Locked<[MIDIInputEvent]>([])
     let stopRequested = Atomic<Bool>(false)
 
     struct SharedState {

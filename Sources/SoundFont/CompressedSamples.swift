@@ -1,4 +1,5 @@
 import Dispatch
+import Locking
 import Synchronization
 
 #if canImport(Glibc)
@@ -55,7 +56,7 @@ public final class SoundFontCompressedSamples: @unchecked Sendable {
     private let threadCount: Int
     private let slots: UnsafeMutablePointer<Atomic<UInt>>
     /// Serialises decoding batches (so a sample is decoded once) and keeps the total.
-    private let batch = Mutex<Int>(0)
+    private let batch = Locked<Int>(0)
 
     /// - Parameters:
     ///   - data: the `smpl` chunk's bytes, which `owner` keeps alive.

@@ -2,6 +2,7 @@ import ALSA
 import Foundation
 import MIDIFile
 import Sequencing
+import Locking
 import Synchronization
 import Testing
 
@@ -37,7 +38,7 @@ struct MIDIClockDeviceTests {
 
         let client = try SequencerClient(name: "clock-probe")
         try client.connectInput(from: "14:0")
-        let received = Mutex<[Received]>([])
+        let received = Locked<[Received]>([])
         // Queue-tick stamps, as arecordmidi records: the time each event was due on the sender's
         // queue, not how late the emulated CPU ran the timer interrupt that delivered it.
         let input = try client.startInput(stamps: .queueTicks, timingClock: true) { nanos, bytes in

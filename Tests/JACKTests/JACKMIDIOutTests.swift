@@ -2,6 +2,7 @@ import Foundation
 import JACK
 import Playback
 import Sequencing
+import Locking
 import Synchronization
 import Testing
 
@@ -171,7 +172,7 @@ extension JACKClientTests {
         let session = try PlaybackSession(sequence: Self.sessionSong(), options: PlaybackSession.Options(instrument: .builtIn))
         let backend = JACKBackend(options: .init(clientName: "tactus-in", server: server.name, connections: .none,
                                                  midiInputSources: [try #require(keyboard.midiOutputPortName)]))
-        let received = Mutex<[(Int64, [UInt8])]>([])
+        let received = Locked<[(Int64, [UInt8])]>([])
         let input = try #require(backend.midiInput)
         input.start { host, bytes in received.withLock { $0.append((host, bytes)) } }
         try session.start(on: backend)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Locking
 import Synchronization
 
 /// Renders a session as fast as the CPU allows, into a WAV file, any ``AudioSink`` (the FLAC
@@ -41,8 +42,8 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
     private let peakBits = Atomic<UInt32>(0)
     private let running = Atomic<Bool>(false)
     private let stopRequested = Atomic<Bool>(false)
-    private let memory = Mutex<(left: [Float], right: [Float])>(([], []))
-    private let failed = Mutex<AudioBackendError?>(nil)
+    private let memory = Locked<(left: [Float], right: [Float])>(([], []))
+    private let failed = Locked<AudioBackendError?>(nil)
     // Set before the render thread starts and read after it is joined, so the thread's
     // creation and join order every access.
     private var writer: (any AudioSink)?

@@ -4,7 +4,7 @@ import MIDIFile
 import Sampler
 import Sequencing
 import SoundFont
-import Synchronization
+import Locking
 
 /// Plays a sequence on an audio backend and runs itself: the Tactus way to play a MIDI file
 /// from code.
@@ -79,8 +79,8 @@ public final class PlaybackSession: @unchecked Sendable {
     let options: Options
     let observer: (any PlaybackSessionObserver)?
 
-    let commands = Mutex<[SessionCommand]>([])
-    let shared = Mutex<SharedState>(SharedState())
+    let commands = Locked<[SessionCommand]>([])
+    let shared = Locked<SharedState>(SharedState())
 
     struct SharedState {
         var started = false

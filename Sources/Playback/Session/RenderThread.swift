@@ -1,12 +1,12 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import Locking
 
 /// The render thread of a backend that renders on a thread of its own (the null and offline
 /// backends): started once, joined when the backend stops.
 final class RenderThread: @unchecked Sendable {
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread = Locked<pthread_t?>(nil)
 
     /// Starts a thread running `body`; `body` keeps what it captures alive until it returns.
     /// - Throws: ``AudioBackendError/Kind/io`` naming `backend` when no thread can be created.
