@@ -2,6 +2,7 @@
 # Builds the libFuzzer targets (with AddressSanitizer) and runs each for a given time.
 # Usage: Fuzz/run.sh [SECONDS] [TARGET...]   (default 60 s, every target)
 #        FUZZ_RUNS=1000000 Fuzz/run.sh 0 [TARGET...]   (a number of executions instead of a time)
+#        FUZZ_MAX_LEN=4096 ... (the largest input tried; default 65536, libFuzzer's own is 4096)
 # Prints each target's executions and exits non-zero when a target finds a crash, leaving the
 # input in Fuzz/findings/TARGET/. Seeds come from Songs/, ../shared/corpus/files and
 # Fuzz/seeds/ (fuzz-sf2 and fuzz-sf3 start from the small hand-built banks in Fuzz/seeds/;
@@ -57,7 +58,7 @@ for target in "${targets[@]}"; do
   log="$work/$target.log"
   if [ -n "${FUZZ_RUNS:-}" ]; then budget=(-runs="$FUZZ_RUNS"); else budget=(-max_total_time="$seconds"); fi
   started=$(date +%s)
-  if "$bin/$target" "$corpus" "${budget[@]}" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+  if "$bin/$target" "$corpus" "${budget[@]}" -max_len="${FUZZ_MAX_LEN:-65536}" -timeout=10 -rss_limit_mb=2048 \
        -artifact_prefix="$findings/" -print_final_stats=1 > "$log" 2>&1; then
     runs=$(grep -E "stat::number_of_executed_units" "$log" | awk '{print $2}')
     coverage=$(grep -oE "DONE +cov: [0-9]+ ft: [0-9]+ corp: [0-9]+" "$log" | tail -1 | sed -E 's/DONE +//')
