@@ -81,7 +81,7 @@ public enum SFZBank {
     }
 
     /// Builds the bank of an instrument whose samples were located
-    /// (``SFZInstrument/locateSamples()``).
+    /// (`SFZInstrument.locateSamples()`).
     public static func build(_ instrument: SFZInstrument, options: SFZPlaybackOptions = SFZPlaybackOptions()) throws(SFZPlaybackError) -> SFZPlayableInstrument {
         var translator = SFZTranslator(options: options)
         let regions = try translator.translate(instrument.regions)

@@ -8,7 +8,7 @@ import Glibc
 /// AIFF...) through libsndfile, loaded at run time.
 enum SFZSampleReader {
     /// `path` decoded, refusing more than `budget` bytes of sample memory (24-bit size, as
-    /// ``SoundFontBankBuilder/bytes(frames:channels:lowBytes:)`` counts it). Errors carry no path.
+    /// `SoundFontBankBuilder.bytes(frames:channels:lowBytes:)` counts it). Errors carry no path.
     static func read(_ path: String, budget: Int) throws(PCMAudioError) -> PCMAudio {
         if path.lowercased().hasSuffix(".wav") {
             let audio = try PCMAudio.readWAV(contentsOf: path)
