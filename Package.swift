@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "SFZ"),
         // SFZ instruments built into SoundFont banks for the sampler; FLAC and other non-WAV
         // samples are decoded by libsndfile (loaded at run time).
-        .target(name: "SFZPlayback", dependencies: ["SFZ", "SoundFont", "CSndFile"]),
+        .target(name: "SFZPlayback", dependencies: ["SFZ", "SoundFont", "Sampler", "CSndFile"]),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
         .target(name: "Playback", dependencies: ["Locking", "Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont"]),
@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(name: "SFZTests", dependencies: ["SFZ"]),
         .testTarget(
             name: "SFZPlaybackTests",
-            dependencies: ["SFZPlayback", "SFZ", "Sampler", "SoundFont", "AudioGraph", "MIDI", "AudioTestSupport", "AudioFileOutput"]
+            dependencies: ["SFZPlayback", "SFZ", "Sampler", "SoundFont", "AudioGraph", "MIDI", "AudioTestSupport", "AudioFileOutput", "MallocCounter"]
         ),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
         .testTarget(name: "CLITests", dependencies: ["TactusCLI", "MIDIFile", "Sequencing", "MIDI", "SoundFont"]),

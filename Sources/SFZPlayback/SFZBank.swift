@@ -1,3 +1,4 @@
+import Sampler
 import SFZ
 import SoundFont
 
@@ -39,6 +40,9 @@ public struct SFZPlayableInstrument: Sendable {
     /// The bank: one preset (bank 0, program 0), one SoundFont region per SFZ region and
     /// channel, which the sampler plays on every MIDI channel.
     public var bank: SoundFontBank
+    /// One selection rule per region of the bank, in order: trigger, channels, round robin,
+    /// random draw, key switch and controller ranges, which SoundFont cannot express.
+    public var regionRules: [SamplerRegionRule]
     /// Decibels to raise the sampler's output by (its volume parameter, 0...12): SoundFont
     /// attenuation cannot amplify, so when regions ask for gain above 0 dB every region is
     /// attenuated by the loudest region's gain and the whole instrument raised by it.
@@ -52,7 +56,7 @@ public struct SFZPlayableInstrument: Sendable {
 ///
 /// ```swift
 /// let instrument = try SFZBank.load(contentsOf: "Piano/piano.sfz")
-/// let sampler = SamplerNode(bank: instrument.bank)
+/// let sampler = SamplerNode(bank: instrument.bank, regionRules: instrument.regionRules)
 /// sampler.setParameter(SamplerNode.Parameter.volume, value: Float(instrument.outputGain))
 /// ```
 ///
@@ -60,11 +64,10 @@ public struct SFZPlayableInstrument: Sendable {
 /// `transpose`/`tune`, `pitch_keytrack`, `volume`/`amplitude`, `pan` (and `width` for stereo
 /// samples), the amplitude envelope, loops, `offset`/`end`, the low-pass filter with
 /// `fil_keytrack`/`fil_veltrack` and the filter envelope, `amp_veltrack`, and `group` with
-/// `off_by` its own group. What SoundFont cannot express is reported as a warning, and the
-/// region-selection opcodes choose which regions are in the bank: the first of a round robin
-/// (`seq_position=1`), the draw 0 of `lorand`/`hirand`, the `sw_default` articulation, the
-/// regions whose `loccN`/`hiccN` ranges hold controller value 0; release-triggered,
-/// `first` and `legato` regions are left out.
+/// `off_by` its own group. The region-selection opcodes SoundFont cannot express become
+/// ``SFZPlayableInstrument/regionRules`` for the sampler: `trigger` (release, first, legato),
+/// `lochan`/`hichan`, `seq_length`/`seq_position`, `lorand`/`hirand`, the key switches and
+/// `loccN`/`hiccN`. What is played neither way is reported as a warning.
 public enum SFZBank {
     /// Reads the instrument at `path`, finds its samples and builds its bank.
     public static func load(contentsOf path: String, options: SFZPlaybackOptions = SFZPlaybackOptions(),
@@ -87,7 +90,7 @@ public enum SFZBank {
         let regions = try translator.translate(instrument.regions)
         let name = String((instrument.path.split(separator: "/").last ?? Substring(instrument.path)).split(separator: ".").first ?? "sfz")
         let bank = translator.storage.makeBank(name: name, presets: [SoundFontPreset(name: name, bank: 0, program: 0, regions: regions)])
-        return SFZPlayableInstrument(bank: bank, outputGain: translator.outputGain,
+        return SFZPlayableInstrument(bank: bank, regionRules: translator.rules, outputGain: translator.outputGain,
                                      warnings: instrument.warnings + translator.notPlayed.warnings)
     }
 }

@@ -1,3 +1,4 @@
+import Sampler
 import SFZ
 import SoundFont
 #if canImport(Glibc)
@@ -36,6 +37,8 @@ struct SFZTranslator {
     var storage = SoundFontBankBuilder()
     var notPlayed = NotPlayedLog()
     var outputGain = 0.0
+    /// The sampler's selection rule of each SoundFont region, in order.
+    var rules: [SamplerRegionRule] = []
     /// First header index and channel count of each decoded file, by path.
     private var decoded: [String: (first: Int, channels: Int, frames: Int)] = [:]
     private var memoryUsed = 0
@@ -62,9 +65,11 @@ struct SFZTranslator {
         }
         var result: [SoundFontRegion] = []
         for region in playing {
-            guard case .file(let path) = region.sample else { continue }
+            guard case .file(let path) = region.sample, let rule = rule(for: region) else { continue }
             let source = try samples(of: path, region: region)
+            let before = result.count
             try append(region, source: source, to: &result)
+            rules.append(contentsOf: repeatElement(rule, count: result.count - before))
         }
         return result
     }
@@ -84,28 +89,40 @@ struct SFZTranslator {
             break
         }
         guard region.triggersOnNote, region.keyRange.low <= region.keyRange.high,
-              region.velocityRange.low <= region.velocityRange.high else { return false }
-        if region.trigger != .attack {
-            notPlayed.add(region, "trigger", "\(Self.parsedNotPlayed): trigger=\(region.trigger.rawValue) (region left out)")
-            return false
+              region.velocityRange.low <= region.velocityRange.high, region.channelRange.low <= region.channelRange.high,
+              region.randomRange.low < region.randomRange.high || region.randomRange.high >= 1 else { return false }
+        if region.trigger == .release {
+            notPlayed.add(region, "trigger", "release starts at the key's release even while the sustain pedal is down (as release_key)")
         }
-        if region.sequenceLength > 1 {
-            notPlayed.add(region, "seq_length", "\(Self.parsedNotPlayed): round robins play seq_position=1 only")
-            if region.sequencePosition != 1 { return false }
+        return rule(for: region) != nil
+    }
+
+    /// The sampler rule for what SoundFont cannot select on: trigger, channels, round robin,
+    /// random draw, key switch, controllers. Nil when a controller range holds no value.
+    func rule(for region: SFZRegion) -> SamplerRegionRule? {
+        var rule = SamplerRegionRule()
+        switch region.trigger {
+        case .attack: rule.trigger = .attack
+        case .release, .releaseKey: rule.trigger = .release
+        case .first: rule.trigger = .first
+        case .legato: rule.trigger = .legato
         }
-        if region.randomRange != SFZRange(0.0, 1.0) {
-            notPlayed.add(region, "lorand", "\(Self.parsedNotPlayed): random selection plays the regions whose range holds 0")
-            if !(region.randomRange.low <= 0 && 0 < region.randomRange.high) { return false }
+        rule.channels = UInt8(min(max(region.channelRange.low, 1), 16) - 1)...UInt8(min(max(region.channelRange.high, 1), 16) - 1)
+        rule.sequenceLength = max(1, region.sequenceLength)
+        rule.sequencePosition = min(max(1, region.sequencePosition), rule.sequenceLength)
+        rule.randomLow = region.randomRange.low
+        rule.randomHigh = region.randomRange.high
+        if let range = region.keyswitchRange, range.low <= range.high {
+            rule.keyswitchRange = UInt8(min(max(range.low, 0), 127))...UInt8(min(max(range.high, 0), 127))
         }
-        if region.keyswitchLast != nil || region.keyswitchRange != nil {
-            notPlayed.add(region, "sw_last", "\(Self.parsedNotPlayed): key switches play the sw_default articulation only")
-            if let last = region.keyswitchLast, last != region.keyswitchDefault { return false }
+        rule.keyswitch = region.keyswitchLast.map { UInt8(min(max($0, 0), 127)) }
+        rule.keyswitchDefault = region.keyswitchDefault.map { UInt8(min(max($0, 0), 127)) }
+        for (controller, range) in region.controllerRanges.sorted(by: { $0.key < $1.key }) where (0...127).contains(controller) {
+            let low = min(max(range.low.rounded(.up), 0), 127), high = min(max(range.high.rounded(.down), 0), 127)
+            guard low <= high else { return nil }
+            rule.controllerRanges.append(SamplerControllerRange(controller: UInt8(controller), values: UInt8(low)...UInt8(high)))
         }
-        if !region.controllerRanges.isEmpty {
-            notPlayed.add(region, "locc", "\(Self.parsedNotPlayed): controller ranges play the regions that hold value 0")
-            if region.controllerRanges.values.contains(where: { !$0.contains(0) }) { return false }
-        }
-        return true
+        return rule
     }
 
     /// The headers of the decoded file at `path`, decoding it the first time.
@@ -199,6 +216,10 @@ struct SFZTranslator {
         // The sampler (as FluidSynth) falls 96 dB over 1000 units of sustain, not 100 dB.
         generators[.sustainVolEnv] = amp.sustain <= 0 ? 1000 : Int32(min(max((-200 * log10(amp.sustain / 100) / 0.96).rounded(), 0), 1000))
 
+        // SFZ has no vibrato from the modulation wheel or channel pressure (SoundFont's defaults 8.4.3 and 8.4.4).
+        modulators[2].amount = 0
+        modulators[3].amount = 0
+
         // Filter: SFZ has no velocity-to-cutoff unless fil_veltrack says so.
         modulators[1].amount = 0
         if let cutoff = region.cutoff {
@@ -272,11 +293,9 @@ struct SFZTranslator {
 
     /// One warning per opcode a region uses that the bank cannot play.
     private mutating func warnAboutUnplayed(_ region: SFZRegion, channels: Int) {
-        let defaults = SFZRegion(path: "", line: 0)
         func check(_ unplayed: Bool, _ opcode: String) {
             if unplayed { notPlayed.add(region, opcode, Self.parsedNotPlayed) }
         }
-        check(region.channelRange != defaults.channelRange, "lochan")
         check(region.releaseTriggerDecay != 0, "rt_decay")
         check(region.offBy != nil && region.offBy != region.group, "off_by")
         check(region.offBy != nil && region.offMode != .fast, "off_mode")

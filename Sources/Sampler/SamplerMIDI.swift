@@ -122,6 +122,7 @@ extension SamplerNode {
                 }
             }
         case MIDIController.allNotesOff, 124, 125, 126, 127:
+            regionRules?.clearKeys(channel: c)
             forEachActive { i in
                 if voices[i].state == .playing, Int(voices[i].channel) == c, !voices[i].released { noteOffVoice(i) }
             }
@@ -137,6 +138,29 @@ extension SamplerNode {
                !v.pointee.released, !v.pointee.sustained {
                 noteOffVoice(i)
             }
+        }
+        guard let rules = regionRules, let velocity = rules.keyReleased(channel: c, key: key) else { return }
+        startRegions(channel: c, key: key, velocity: velocity, trigger: .release, rules: rules, otherKeysDown: rules.keysDown[c])
+    }
+
+    /// Starts the channel's preset's regions that `key` and `velocity` select (and, with
+    /// rules, that the rules let through for `trigger`).
+    func startRegions(channel c: Int, key: UInt8, velocity: UInt8, trigger: SamplerRegionRule.Trigger,
+                      rules: CompiledRegionRules?, otherKeysDown: Int32) {
+        let p = Int(channels[c].preset)
+        guard p >= 0 else { return }
+        noteSerial &+= 1
+        let draw = rules?.nextDraw() ?? 0
+        let (start, count) = compiled.presetRegions[p]
+        for r in Int(start)..<Int(start + count) {
+            let region = compiled.regions + r
+            guard key >= region.pointee.keyLow, key <= region.pointee.keyHigh,
+                  velocity >= region.pointee.velocityLow, velocity <= region.pointee.velocityHigh else { continue }
+            if let rules {
+                guard rules.allows(r, trigger: trigger, channel: c, otherKeysDown: otherKeysDown, draw: draw,
+                                   controllerValues: controllers + c * 128) else { continue }
+            }
+            startVoice(channel: c, key: key, velocity: velocity, region: r)
         }
     }
 
@@ -204,15 +228,7 @@ extension SamplerNode {
                 noteOffVoice(i)
             }
         }
-        let p = Int(channels[c].preset)
-        guard p >= 0 else { return }
-        noteSerial &+= 1
-        let (start, count) = compiled.presetRegions[p]
-        for r in Int(start)..<Int(start + count) {
-            let region = compiled.regions + r
-            guard key >= region.pointee.keyLow, key <= region.pointee.keyHigh,
-                  velocity >= region.pointee.velocityLow, velocity <= region.pointee.velocityHigh else { continue }
-            startVoice(channel: c, key: key, velocity: velocity, region: r)
-        }
+        let others = regionRules?.keyPressed(channel: c, key: key, velocity: velocity) ?? 0
+        startRegions(channel: c, key: key, velocity: velocity, trigger: .attack, rules: regionRules, otherKeysDown: others)
     }
 }

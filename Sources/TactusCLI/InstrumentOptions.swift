@@ -43,6 +43,8 @@ struct InstrumentChoice {
     var bankPath: String?
     /// Warnings about the bank are not printed (`--quiet`, or a bank found at a standard path).
     var quietBank = false
+    /// An SFZ instrument's region selection rules, for fresh samplers over the same bank.
+    var regionRules: [SamplerRegionRule] = []
     /// The sampler volume (dB) an SFZ instrument asked for to play gains above 0 dB.
     var outputGain = 0.0
 }
@@ -155,8 +157,9 @@ extension InstrumentOptions {
         }
         let bank = first.bank
         let gain = choice.outputGain
+        let rules = choice.regionRules
         let options = self
-        return (choice.description, { .sampler(options.makeSampler(bank, outputGain: gain)) })
+        return (choice.description, { .sampler(options.makeSampler(bank, regionRules: rules, outputGain: gain)) })
     }
 
     /// An SFZ instrument: its bank, its warnings printed one line each (unless --quiet; with
@@ -181,12 +184,12 @@ extension InstrumentOptions {
         }
         let gain = loaded.outputGain
         let description = "SFZ instrument \(path)" + (gain > 0 ? String(format: " (+%.1f dB)", gain) : "")
-        return InstrumentChoice(instrument: .sampler(makeSampler(loaded.bank, outputGain: gain)), description: description,
-                                outputGain: gain)
+        return InstrumentChoice(instrument: .sampler(makeSampler(loaded.bank, regionRules: loaded.regionRules, outputGain: gain)),
+                                description: description, regionRules: loaded.regionRules, outputGain: gain)
     }
 
-    private func makeSampler(_ bank: SoundFontBank, outputGain: Double = 0) -> SamplerNode {
-        let sampler = SamplerNode(bank: bank)
+    private func makeSampler(_ bank: SoundFontBank, regionRules: [SamplerRegionRule] = [], outputGain: Double = 0) -> SamplerNode {
+        let sampler = SamplerNode(bank: bank, regionRules: regionRules)
         if outputGain != 0 { sampler.setParameter(SamplerNode.Parameter.volume, value: Float(outputGain)) }
         if noReverb { sampler.setParameter(SamplerNode.Parameter.reverbLevel, value: 0) }
         if noChorus { sampler.setParameter(SamplerNode.Parameter.chorusLevel, value: 0) }

@@ -49,7 +49,7 @@ struct Rig {
     let graph: CompiledGraph
 
     init(_ instrument: SFZPlayableInstrument) throws {
-        let sampler = SamplerNode(bank: instrument.bank)
+        let sampler = SamplerNode(bank: instrument.bank, regionRules: instrument.regionRules)
         sampler.setParameter(SamplerNode.Parameter.reverbLevel, value: 0)
         sampler.setParameter(SamplerNode.Parameter.chorusLevel, value: 0)
         sampler.setParameter(SamplerNode.Parameter.volume, value: Float(instrument.outputGain))
@@ -59,14 +59,17 @@ struct Rig {
         graph = try g.compile(sampleRate: 44_100, maximumFrameCount: 4096)
     }
 
-    /// Renders `frames` frames; each note is (frame, key, velocity, frame of its note-off or nil).
-    func render(frames: Int, notes: [(at: Int, key: UInt8, velocity: UInt8, off: Int?)], blockSizes: [Int] = [512]) -> (left: [Float], right: [Float]) {
-        var events: [(frame: Int, node: Int, event: NodeEvent)] = []
+    /// Renders `frames` frames; each note is (frame, key, velocity, frame of its note-off or nil);
+    /// `messages` go out at their frames too.
+    func render(frames: Int, notes: [(at: Int, key: UInt8, velocity: UInt8, off: Int?)], channel: UInt8 = 0,
+                messages: [(at: Int, message: MIDIMessage)] = [], blockSizes: [Int] = [512]) -> (left: [Float], right: [Float]) {
+        var events: [(frame: Int, node: Int, event: NodeEvent)] = messages.map { ($0.at, 0, .midi($0.message)) }
         for note in notes {
-            events.append((note.at, 0, .midi(MIDIMessage(status: 0x90, data1: note.key, data2: note.velocity))))
-            if let off = note.off { events.append((off, 0, .midi(MIDIMessage(status: 0x80, data1: note.key, data2: 0)))) }
+            events.append((note.at, 0, .midi(MIDIMessage(status: 0x90 | channel, data1: note.key, data2: note.velocity))))
+            if let off = note.off { events.append((off, 0, .midi(MIDIMessage(status: 0x80 | channel, data1: note.key, data2: 0)))) }
         }
-        events.sort { $0.frame < $1.frame }
+        // Stable: messages before notes at the same frame, note-ons before later note-offs.
+        events = events.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }.map(\.element)
         return renderGraph(graph, frames: frames, blockSizes: blockSizes, events: events)
     }
 }
