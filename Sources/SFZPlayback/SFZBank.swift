@@ -18,6 +18,8 @@ public struct SFZPlaybackOptions: Hashable, Sendable {
 public struct SFZPlaybackError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The instrument file, an included file, or the sample concerned.
     public var path: String
+    /// The 1-based line in ``path`` the problem is on, or nil when it concerns the whole file.
+    public var line: Int?
     /// What is wrong (for a sample, also the region that names it).
     public var reason: String
     /// True when a file is missing or unreadable (the CLI exits 66), false for content that
@@ -25,14 +27,15 @@ public struct SFZPlaybackError: Error, Hashable, Sendable, CustomStringConvertib
     public var isUnreadableInput: Bool
 
     /// Creates an error.
-    public init(path: String, reason: String, isUnreadableInput: Bool = false) {
+    public init(path: String, line: Int? = nil, reason: String, isUnreadableInput: Bool = false) {
         self.path = path
+        self.line = line
         self.reason = reason
         self.isUnreadableInput = isUnreadableInput
     }
 
-    /// `path: reason`.
-    public var description: String { "\(path): \(reason)" }
+    /// `path:line: reason`, the line left out when there is none.
+    public var description: String { path + (line.map { ":\($0)" } ?? "") + ": " + reason }
 }
 
 /// An SFZ instrument made playable by the SoundFont sampler.
@@ -77,8 +80,7 @@ public enum SFZBank {
             instrument = try SFZInstrument.load(contentsOf: path, options: readOptions)
             try instrument.locateSamples()
         } catch {
-            throw SFZPlaybackError(path: error.path, reason: (error.line.map { "line \($0): " } ?? "") + error.reason,
-                                   isUnreadableInput: error.isUnreadableInput)
+            throw SFZPlaybackError(path: error.path, line: error.line, reason: error.reason, isUnreadableInput: error.isUnreadableInput)
         }
         return try build(instrument, options: options)
     }

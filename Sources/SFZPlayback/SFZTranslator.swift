@@ -108,6 +108,7 @@ struct SFZTranslator {
         case .legato: rule.trigger = .legato
         }
         rule.channels = UInt8(min(max(region.channelRange.low, 1), 16) - 1)...UInt8(min(max(region.channelRange.high, 1), 16) - 1)
+        rule.ignoresNoteOff = region.loopMode == .oneShot
         rule.sequenceLength = max(1, region.sequenceLength)
         rule.sequencePosition = min(max(1, region.sequencePosition), rule.sequenceLength)
         rule.randomLow = region.randomRange.low
@@ -178,8 +179,8 @@ struct SFZTranslator {
         switch region.loopMode ?? .noLoop {
         case .noLoop: generators[.sampleModes] = 0
         case .oneShot:
+            // Note-off leaves these voices alone (the region's rule), so they play to the end.
             generators[.sampleModes] = 0
-            notPlayed.add(region, "loop_mode", "one_shot is played as no_loop: note-off stops the sample")
         case .loopContinuous, .loopSustain:
             let start = min(max(region.loopStart ?? 0, 0), lastFrame)
             let end = min(max(region.loopEnd ?? lastFrame, 0), lastFrame) + 1

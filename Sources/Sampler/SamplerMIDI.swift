@@ -135,7 +135,7 @@ extension SamplerNode {
         forEachActive { i in
             let v = voices + i
             if v.pointee.state == .playing, Int(v.pointee.channel) == c, v.pointee.noteKey == key,
-               !v.pointee.released, !v.pointee.sustained {
+               !v.pointee.released, !v.pointee.sustained, !(regionRules?.ignoresNoteOff(v.pointee.region) ?? false) {
                 noteOffVoice(i)
             }
         }
@@ -224,7 +224,7 @@ extension SamplerNode {
         // A key struck again releases what it still sounds, pedals permitting (as FluidSynth).
         forEachActive { i in
             if voices[i].state == .playing, Int(voices[i].channel) == c, voices[i].noteKey == key,
-               !voices[i].released, !voices[i].sustained {
+               !voices[i].released, !voices[i].sustained, !(regionRules?.ignoresNoteOff(voices[i].region) ?? false) {
                 noteOffVoice(i)
             }
         }

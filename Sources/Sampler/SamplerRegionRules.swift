@@ -39,6 +39,9 @@ public struct SamplerRegionRule: Sendable, Hashable {
     public var keyswitchDefault: UInt8?
     /// Controller conditions: the region plays while each controller's value lies in its range.
     public var controllerRanges: [SamplerControllerRange] = []
+    /// True when note-off (and the pedals) leave the region's voices alone: they play to the
+    /// sample's end (SFZ's `loop_mode=one_shot`, for drums struck with short notes).
+    public var ignoresNoteOff = false
 
     /// A rule that lets the region play on every note-on (SoundFont's behaviour).
     public init() {}
@@ -69,6 +72,7 @@ final class CompiledRegionRules {
         /// -1: no key switch needed.
         var keyswitch: Int16
         var controllerStart: Int32, controllerCount: Int32
+        var ignoresNoteOff: Bool
     }
 
     let count: Int
@@ -104,7 +108,8 @@ final class CompiledRegionRules {
                             sequenceLength: Int32(max(1, rule.sequenceLength)), sequencePosition: Int32(max(1, rule.sequencePosition)),
                             randomLow: rule.randomLow, randomHigh: rule.randomHigh,
                             keyswitch: rule.keyswitch.map { Int16($0) } ?? -1,
-                            controllerStart: start, controllerCount: Int32(rule.controllerRanges.count))
+                            controllerStart: start, controllerCount: Int32(rule.controllerRanges.count),
+                            ignoresNoteOff: rule.ignoresNoteOff)
             start += Int32(rule.controllerRanges.count)
             if let range = rule.keyswitchRange { for k in range where k < 128 { isKeyswitch[Int(k)] = true } }
             if let k = rule.keyswitch, rule.keyswitchRange == nil, k < 128 { isKeyswitch[Int(k)] = true }
@@ -160,6 +165,10 @@ final class CompiledRegionRules {
         noteVelocity[slot] = velocity
         return others
     }
+
+    /// True when region `r`'s voices play on through note-off.
+    @inline(__always)
+    func ignoresNoteOff(_ r: Int32) -> Bool { Int(r) < count && r >= 0 && rules[Int(r)].ignoresNoteOff }
 
     /// Forgets the channel's keys (all notes off): no release regions start for them.
     func clearKeys(channel c: Int) {

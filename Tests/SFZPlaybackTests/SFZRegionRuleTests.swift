@@ -93,6 +93,20 @@ struct SFZRegionRuleTests {
         #expect(tone(both.left, 10_500..<19_500) == 441)
     }
 
+    @Test("loop_mode=one_shot plays to the sample's end through note-off and a repeated key; no_loop stops at note-off")
+    func oneShot() throws {
+        let f = try fixtures()
+        let shot = try rig(f, "<region> sample=a.wav pitch_keycenter=60 loop_mode=one_shot\n")
+            .render(frames: 50_000, notes: [(0, 60, 100, 1_000), (20_000, 60, 100, 21_000)]).left
+        // The first strike sounds on under the second until its second of audio ends.
+        #expect(tone(shot, 10_000..<19_000) == 441)
+        #expect(peak(shot, 20_000..<44_000) > 1.5 * peak(shot, 10_000..<19_000))
+        #expect(peak(shot, 44_100 + 64..<50_000) > 0)
+        let cut = try rig(f, "<region> sample=a.wav pitch_keycenter=60 loop_mode=no_loop\n")
+            .render(frames: 20_000, notes: [(0, 60, 100, 1_000)]).left
+        #expect(peak(cut, 5_000..<20_000) == 0)
+    }
+
     @Test("lochan/hichan and loccN/hiccN gate the region on the channel and the controller's value")
     func channelsAndControllers() throws {
         let f = try fixtures()
