@@ -36,10 +36,10 @@ enum SFZSampleReader {
         guard fd >= 0 else {
             throw PCMAudioError(reason: errno == ENOENT ? "no such file" : "cannot open: \(String(cString: strerror(errno)))", isUnreadableInput: true)
         }
+        // The descriptor stays ours (close_desc 0), closed once whether libsndfile opens it or not.
+        defer { close(fd) }
         var info = tactus_SF_INFO()
-        // close_desc 1: libsndfile closes the descriptor with the file, or on failure.
-        guard let file = tactus_sf_open_fd(fd, Int32(TACTUS_SFM_READ), &info, 1) else {
-            close(fd)
+        guard let file = tactus_sf_open_fd(fd, Int32(TACTUS_SFM_READ), &info, 0) else {
             throw PCMAudioError(reason: "not a sound file libsndfile reads (\(String(cString: tactus_sf_strerror(nil))))")
         }
         defer { _ = tactus_sf_close(file) }

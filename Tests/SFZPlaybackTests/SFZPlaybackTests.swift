@@ -225,6 +225,23 @@ struct SFZPlaybackTests {
         #expect(wav.right == flac.right)
     }
 
+    @Test("A sample libsndfile cannot read is a data error naming it and the region, and leaks no descriptor")
+    func unreadableNonWAVSample() throws {
+        try #require(SndFileLibrary.isAvailable, "libsndfile.so.1 is missing: apt-get install libsndfile1")
+        let f = try Fixtures()
+        _ = try f.writeSFZ("j.sfz", "<region> sample=junk.flac\n")
+        try Data("not audio at all".utf8).write(to: URL(fileURLWithPath: f.path("junk.flac")))
+        let descriptorsBefore = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        for _ in 0..<20 {
+            let error = try #require(loadError(f.path("j.sfz")))
+            #expect(error.path == f.path("junk.flac"))
+            #expect(!error.isUnreadableInput)
+            #expect(error.reason.hasPrefix("not a sound file libsndfile reads ("), "\(error.reason)")
+            #expect(error.reason.hasSuffix(" (sample of the region at \(f.path("j.sfz")):1)"), "\(error.reason)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count == descriptorsBefore)
+    }
+
     @Test("A missing sample is an unreadable-input error naming it and the region")
     func missingSample() throws {
         let f = try Fixtures()
