@@ -66,11 +66,11 @@ public struct SFZPlayableInstrument: Sendable {
 /// Every opcode SoundFont generators express plays: key and velocity ranges, `pitch_keycenter`,
 /// `transpose`/`tune`, `pitch_keytrack`, `volume`/`amplitude`, `pan` (and `width` for stereo
 /// samples), the amplitude envelope, loops, `offset`/`end`, the low-pass filter with
-/// `fil_keytrack`/`fil_veltrack` and the filter envelope, `amp_veltrack`, and `group` with
-/// `off_by` its own group. The region-selection opcodes SoundFont cannot express become
-/// ``SFZPlayableInstrument/regionRules`` for the sampler: `trigger` (release, first, legato),
-/// `lochan`/`hichan`, `seq_length`/`seq_position`, `lorand`/`hirand`, the key switches and
-/// `loccN`/`hiccN`. What is played neither way is reported as a warning.
+/// `fil_keytrack`/`fil_veltrack` and the filter envelope, and `amp_veltrack`. What SoundFont
+/// cannot express becomes ``SFZPlayableInstrument/regionRules`` for the sampler: `trigger`
+/// (release, first, legato), `lochan`/`hichan`, `seq_length`/`seq_position`,
+/// `lorand`/`hirand`, the key switches, `loccN`/`hiccN`, `group`/`off_by`/`off_mode` and
+/// `loop_mode=one_shot`. What is played neither way is reported as a warning.
 public enum SFZBank {
     /// Reads the instrument at `path`, finds its samples and builds its bank.
     public static func load(contentsOf path: String, options: SFZPlaybackOptions = SFZPlaybackOptions(),

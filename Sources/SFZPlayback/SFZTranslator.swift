@@ -109,6 +109,9 @@ struct SFZTranslator {
         }
         rule.channels = UInt8(min(max(region.channelRange.low, 1), 16) - 1)...UInt8(min(max(region.channelRange.high, 1), 16) - 1)
         rule.ignoresNoteOff = region.loopMode == .oneShot
+        rule.group = region.group
+        rule.offBy = region.offBy
+        rule.offReleases = region.offMode == .normal
         rule.sequenceLength = max(1, region.sequenceLength)
         rule.sequencePosition = min(max(1, region.sequencePosition), rule.sequenceLength)
         rule.randomLow = region.randomRange.low
@@ -260,11 +263,6 @@ struct SFZTranslator {
             }
         }
 
-        // Exclusive class: a region that stops its own group is SoundFont's exclusive class.
-        if region.group != 0, region.offBy == region.group {
-            generators[.exclusiveClass] = Int32(truncatingIfNeeded: region.group)
-        }
-
         let keys = UInt8(min(max(region.keyRange.low, 0), 127))...UInt8(min(max(region.keyRange.high, 0), 127))
         let velocities = UInt8(min(max(region.velocityRange.low, 0), 127))...UInt8(min(max(region.velocityRange.high, 0), 127))
         let firstHeader = storage.samples.count
@@ -298,8 +296,9 @@ struct SFZTranslator {
             if unplayed { notPlayed.add(region, opcode, Self.parsedNotPlayed) }
         }
         check(region.releaseTriggerDecay != 0, "rt_decay")
-        check(region.offBy != nil && region.offBy != region.group, "off_by")
-        check(region.offBy != nil && region.offMode != .fast, "off_mode")
+        if region.offBy != nil, region.offMode == .time {
+            notPlayed.add(region, "off_mode", "time is played as fast (off_time is not played)")
+        }
         check(region.polyphony != nil, "polyphony")
         check(region.notePolyphony != nil, "note_polyphony")
         check(channels == 1 && region.width != 100, "width")

@@ -143,6 +143,18 @@ extension SamplerNode {
         startRegions(channel: c, key: key, velocity: velocity, trigger: .release, rules: rules, otherKeysDown: rules.keysDown[c])
     }
 
+    /// Stops the channel's voices whose region names `group` in its `offBy`, except those this
+    /// note starts.
+    func stopVoices(offBy group: Int, channel c: Int, rules: CompiledRegionRules) {
+        forEachActive { i in
+            let v = voices + i
+            guard v.pointee.state == .playing, Int(v.pointee.channel) == c, v.pointee.noteID != noteSerial else { return }
+            let (stops, releases) = rules.stoppedBy(group, region: v.pointee.region)
+            guard stops else { return }
+            if releases { release(i) } else { beginFade(i) }
+        }
+    }
+
     /// Starts the channel's preset's regions that `key` and `velocity` select (and, with
     /// rules, that the rules let through for `trigger`).
     func startRegions(channel c: Int, key: UInt8, velocity: UInt8, trigger: SamplerRegionRule.Trigger,
@@ -159,6 +171,8 @@ extension SamplerNode {
             if let rules {
                 guard rules.allows(r, trigger: trigger, channel: c, otherKeysDown: otherKeysDown, draw: draw,
                                    controllerValues: controllers + c * 128) else { continue }
+                let group = rules.group(r)
+                if group != 0 { stopVoices(offBy: group, channel: c, rules: rules) }
             }
             startVoice(channel: c, key: key, velocity: velocity, region: r)
         }

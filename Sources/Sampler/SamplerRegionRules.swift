@@ -39,6 +39,13 @@ public struct SamplerRegionRule: Sendable, Hashable {
     public var keyswitchDefault: UInt8?
     /// Controller conditions: the region plays while each controller's value lies in its range.
     public var controllerRanges: [SamplerControllerRange] = []
+    /// The region's polyphony group (0: none); starting the region stops the voices whose
+    /// ``offBy`` names it.
+    public var group = 0
+    /// The group whose start stops this region's voices on the same channel (nil: none).
+    public var offBy: Int?
+    /// True to stop those voices through their release, false for a fade of a few milliseconds.
+    public var offReleases = false
     /// True when note-off (and the pedals) leave the region's voices alone: they play to the
     /// sample's end (SFZ's `loop_mode=one_shot`, for drums struck with short notes).
     public var ignoresNoteOff = false
@@ -73,6 +80,10 @@ final class CompiledRegionRules {
         var keyswitch: Int16
         var controllerStart: Int32, controllerCount: Int32
         var ignoresNoteOff: Bool
+        var group: Int
+        /// `Int.min`: stopped by no group.
+        var offBy: Int
+        var offReleases: Bool
     }
 
     let count: Int
@@ -109,7 +120,8 @@ final class CompiledRegionRules {
                             randomLow: rule.randomLow, randomHigh: rule.randomHigh,
                             keyswitch: rule.keyswitch.map { Int16($0) } ?? -1,
                             controllerStart: start, controllerCount: Int32(rule.controllerRanges.count),
-                            ignoresNoteOff: rule.ignoresNoteOff)
+                            ignoresNoteOff: rule.ignoresNoteOff, group: rule.group, offBy: rule.offBy ?? Int.min,
+                            offReleases: rule.offReleases)
             start += Int32(rule.controllerRanges.count)
             if let range = rule.keyswitchRange { for k in range where k < 128 { isKeyswitch[Int(k)] = true } }
             if let k = rule.keyswitch, rule.keyswitchRange == nil, k < 128 { isKeyswitch[Int(k)] = true }
@@ -164,6 +176,17 @@ final class CompiledRegionRules {
         keyDown[slot] = true
         noteVelocity[slot] = velocity
         return others
+    }
+
+    /// Region `r`'s polyphony group (0: none).
+    @inline(__always)
+    func group(_ r: Int) -> Int { r < count ? rules[r].group : 0 }
+
+    /// Whether region `r`'s voices stop when group `g` starts, and how (true: through their release).
+    @inline(__always)
+    func stoppedBy(_ g: Int, region r: Int32) -> (stops: Bool, releases: Bool) {
+        guard r >= 0, Int(r) < count, rules[Int(r)].offBy == g else { return (false, false) }
+        return (true, rules[Int(r)].offReleases)
     }
 
     /// True when region `r`'s voices play on through note-off.

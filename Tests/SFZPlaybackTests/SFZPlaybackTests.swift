@@ -188,23 +188,6 @@ struct SFZPlaybackTests {
         #expect(abs(try level("lo.wav", "cutoff=5000") - level("lo.wav", "")) < 0.5)
     }
 
-    @Test("group with off_by its own group cuts the earlier note, as a SoundFont exclusive class")
-    func exclusiveGroup() throws {
-        let f = try toneFixtures()
-        // The cut is SoundFont's: FluidSynth's -200 timecent (0.89 s) fade.
-        func leftAfterSecondNote(_ opcodes: String) throws -> Float {
-            let sfz = try f.writeSFZ("x.sfz", """
-                <group> loop_mode=loop_continuous loop_start=0 loop_end=99 \(opcodes)
-                <region> sample=tone.wav key=60 pan=-100
-                <region> sample=tone.wav key=62 pitch_keycenter=62 pan=100
-                """)
-            let out = try Rig(try SFZBank.load(contentsOf: sfz)).render(frames: 60_000, notes: [(0, 60, 127, nil), (10_000, 62, 127, nil)])
-            return peak(out.left, 10_000 + 40_000..<60_000)
-        }
-        #expect(try leftAfterSecondNote("group=1 off_by=1") == 0)
-        #expect(try leftAfterSecondNote("group=1") > 0.01)
-    }
-
     @Test("A FLAC sample decodes to the points written and plays as the WAV does")
     func flacSamples() throws {
         try #require(SndFileLibrary.isAvailable, "libsndfile.so.1 is missing: apt-get install libsndfile1")

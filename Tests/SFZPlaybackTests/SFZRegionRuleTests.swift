@@ -107,6 +107,33 @@ struct SFZRegionRuleTests {
         #expect(peak(cut, 5_000..<20_000) == 0)
     }
 
+    @Test("off_by: a region of the named group cuts the voice within the 132-frame fade (fast) or through its release (normal)")
+    func offBy() throws {
+        let f = try fixtures()
+        // Key 60 (left) is stopped by group 2 (key 62, right); neither stops itself.
+        func left(_ mode: String, release: String = "") throws -> [Float] {
+            try rig(f, """
+                <group> loop_mode=loop_continuous loop_start=0 loop_end=99 pitch_keytrack=0 pitch_keycenter=60
+                <region> sample=a.wav key=60 group=1 off_by=2 off_mode=\(mode) pan=-100 \(release)
+                <region> sample=a.wav key=62 group=2 pan=100
+                """).render(frames: 40_000, notes: [(0, 60, 100, nil), (10_000, 62, 100, nil), (20_000, 62, 100, nil)]).left
+        }
+        let fast = try left("fast")
+        #expect(peak(fast, 5_000..<10_000) > 0.01)
+        #expect(peak(fast, 10_000 + 132..<40_000) == 0)
+        // Normal: the 0.2 s release (8,820 frames) runs its course.
+        let normal = try left("normal", release: "ampeg_release=0.2")
+        #expect(peak(normal, 10_000 + 2_000..<10_000 + 3_000) > 0.001)
+        #expect(peak(normal, 10_000 + 8_820 + 200..<40_000) == 0)
+        // Without off_by nothing is cut.
+        let kept = try rig(f, """
+            <group> loop_mode=loop_continuous loop_start=0 loop_end=99 pitch_keytrack=0
+            <region> sample=a.wav key=60 group=1 pan=-100
+            <region> sample=a.wav key=62 group=2 pan=100
+            """).render(frames: 40_000, notes: [(0, 60, 100, nil), (10_000, 62, 100, nil)]).left
+        #expect(peak(kept, 30_000..<40_000) > 0.01)
+    }
+
     @Test("lochan/hichan and loccN/hiccN gate the region on the channel and the controller's value")
     func channelsAndControllers() throws {
         let f = try fixtures()
