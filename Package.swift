@@ -15,7 +15,7 @@ let package = Package(
         .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ"]),
         // The audio engine without drivers: graph, instruments, sampler, player, the playback
         // session with its offline and null backends, and the recording session.
-        .library(name: "TactusAudio", targets: ["AudioGraph", "Instruments", "Sampler", "Playback", "Recording"]),
+        .library(name: "TactusAudio", targets: ["AudioGraph", "Instruments", "Sampler", "SFZPlayback", "Playback", "Recording"]),
         // The ALSA drivers: the PCM backend for sessions, the sequencer, raw MIDI.
         .library(name: "TactusALSA", targets: ["ALSA"]),
         // The JACK driver: the JACK backend for sessions, transport and timebase.
@@ -44,6 +44,9 @@ let package = Package(
         .target(name: "SoundFont", dependencies: ["Locking", "CVorbisFile"]),
         // SFZ instruments: the parser and the resolver that flattens headers into regions.
         .target(name: "SFZ"),
+        // SFZ instruments built into SoundFont banks for the sampler; FLAC and other non-WAV
+        // samples are decoded by libsndfile (loaded at run time).
+        .target(name: "SFZPlayback", dependencies: ["SFZ", "SoundFont", "Sampler", "CSndFile"]),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
         .target(name: "Playback", dependencies: ["Locking", "Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont"]),
@@ -59,14 +62,14 @@ let package = Package(
         .target(name: "BatchRender", dependencies: ["Locking", "AudioFileOutput", "Playback", "MIDIFile", "Sequencing"]),
         .target(
             name: "Tactus",
-            dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ", "AudioGraph", "Instruments", "Sampler", "Playback", "Recording", "ALSA", "JACK",
+            dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ", "SFZPlayback", "AudioGraph", "Instruments", "Sampler", "Playback", "Recording", "ALSA", "JACK",
                            "AudioFileOutput", "BatchRender"]
         ),
         .executableTarget(
             name: "TactusCLI",
             dependencies: [
                 "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "Recording", "ALSA", "JACK", "SoundFont", "Sampler",
-                "AudioFileOutput", "BatchRender",
+                "SFZ", "SFZPlayback", "AudioFileOutput", "BatchRender",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -106,6 +109,10 @@ let package = Package(
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),
         .testTarget(name: "SFZTests", dependencies: ["SFZ"]),
+        .testTarget(
+            name: "SFZPlaybackTests",
+            dependencies: ["SFZPlayback", "SFZ", "Sampler", "SoundFont", "AudioGraph", "MIDI", "AudioTestSupport", "AudioFileOutput", "MallocCounter"]
+        ),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
         .testTarget(name: "CLITests", dependencies: ["TactusCLI", "MIDIFile", "Sequencing", "MIDI", "SoundFont"]),
         // The allocation counter; linked only into test executables (it interposes malloc).

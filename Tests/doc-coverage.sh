@@ -15,7 +15,7 @@ import glob, json, os, sys
 
 graphs, root = sys.argv[1], sys.argv[2]
 # The modules of the library products (Package.swift): what users import.
-modules = sys.argv[3:] or ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ", "AudioGraph", "Instruments", "Sampler",
+modules = sys.argv[3:] or ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ", "SFZPlayback", "AudioGraph", "Instruments", "Sampler",
                            "Playback", "Recording", "ALSA", "JACK", "AudioFileOutput", "BatchRender", "TactusTestSupport", "Tactus"]
 missing = []
 for module in modules:

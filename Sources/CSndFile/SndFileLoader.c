@@ -11,6 +11,7 @@ static struct {
     int (*format_check)(const tactus_SF_INFO *);
     tactus_sf_count_t (*writef_float)(tactus_SNDFILE *, const float *, tactus_sf_count_t);
     tactus_sf_count_t (*writef_int)(tactus_SNDFILE *, const int *, tactus_sf_count_t);
+    tactus_sf_count_t (*readf_int)(tactus_SNDFILE *, int *, tactus_sf_count_t);
     int (*command)(tactus_SNDFILE *, int, void *, int);
     int (*set_string)(tactus_SNDFILE *, int, const char *);
     int (*close)(tactus_SNDFILE *);
@@ -33,6 +34,7 @@ static void loadOnce(void) {
         {"sf_format_check", (void **)&table.format_check},
         {"sf_writef_float", (void **)&table.writef_float},
         {"sf_writef_int", (void **)&table.writef_int},
+        {"sf_readf_int", (void **)&table.readf_int},
         {"sf_command", (void **)&table.command},
         {"sf_set_string", (void **)&table.set_string},
         {"sf_close", (void **)&table.close},
@@ -69,6 +71,9 @@ HIDDEN tactus_sf_count_t tactus_sf_writef_float(tactus_SNDFILE *file, const floa
 }
 HIDDEN tactus_sf_count_t tactus_sf_writef_int(tactus_SNDFILE *file, const int *frames, tactus_sf_count_t count) {
     return table.writef_int(file, frames, count);
+}
+HIDDEN tactus_sf_count_t tactus_sf_readf_int(tactus_SNDFILE *file, int *frames, tactus_sf_count_t count) {
+    return table.readf_int(file, frames, count);
 }
 HIDDEN int tactus_sf_command(tactus_SNDFILE *file, int command, void *data, int size) {
     return table.command(file, command, data, size);

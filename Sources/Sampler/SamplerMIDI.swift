@@ -122,6 +122,7 @@ extension SamplerNode {
                 }
             }
         case MIDIController.allNotesOff, 124, 125, 126, 127:
+            regionRules?.clearKeys(channel: c)
             forEachActive { i in
                 if voices[i].state == .playing, Int(voices[i].channel) == c, !voices[i].released { noteOffVoice(i) }
             }
@@ -134,9 +135,46 @@ extension SamplerNode {
         forEachActive { i in
             let v = voices + i
             if v.pointee.state == .playing, Int(v.pointee.channel) == c, v.pointee.noteKey == key,
-               !v.pointee.released, !v.pointee.sustained {
+               !v.pointee.released, !v.pointee.sustained, !(regionRules?.ignoresNoteOff(v.pointee.region) ?? false) {
                 noteOffVoice(i)
             }
+        }
+        guard let rules = regionRules, let velocity = rules.keyReleased(channel: c, key: key) else { return }
+        startRegions(channel: c, key: key, velocity: velocity, trigger: .release, rules: rules, otherKeysDown: rules.keysDown[c])
+    }
+
+    /// Stops the channel's voices whose region names `group` in its `offBy`, except those this
+    /// note starts.
+    func stopVoices(offBy group: Int, channel c: Int, rules: CompiledRegionRules) {
+        forEachActive { i in
+            let v = voices + i
+            guard v.pointee.state == .playing, Int(v.pointee.channel) == c, v.pointee.noteID != noteSerial else { return }
+            let (stops, releases) = rules.stoppedBy(group, region: v.pointee.region)
+            guard stops else { return }
+            if releases { release(i) } else { beginFade(i) }
+        }
+    }
+
+    /// Starts the channel's preset's regions that `key` and `velocity` select (and, with
+    /// rules, that the rules let through for `trigger`).
+    func startRegions(channel c: Int, key: UInt8, velocity: UInt8, trigger: SamplerRegionRule.Trigger,
+                      rules: CompiledRegionRules?, otherKeysDown: Int32) {
+        let p = Int(channels[c].preset)
+        guard p >= 0 else { return }
+        noteSerial &+= 1
+        let draw = rules?.nextDraw() ?? 0
+        let (start, count) = compiled.presetRegions[p]
+        for r in Int(start)..<Int(start + count) {
+            let region = compiled.regions + r
+            guard key >= region.pointee.keyLow, key <= region.pointee.keyHigh,
+                  velocity >= region.pointee.velocityLow, velocity <= region.pointee.velocityHigh else { continue }
+            if let rules {
+                guard rules.allows(r, trigger: trigger, channel: c, otherKeysDown: otherKeysDown, draw: draw,
+                                   controllerValues: controllers + c * 128) else { continue }
+                let group = rules.group(r)
+                if group != 0 { stopVoices(offBy: group, channel: c, rules: rules) }
+            }
+            startVoice(channel: c, key: key, velocity: velocity, region: r)
         }
     }
 
@@ -200,19 +238,11 @@ extension SamplerNode {
         // A key struck again releases what it still sounds, pedals permitting (as FluidSynth).
         forEachActive { i in
             if voices[i].state == .playing, Int(voices[i].channel) == c, voices[i].noteKey == key,
-               !voices[i].released, !voices[i].sustained {
+               !voices[i].released, !voices[i].sustained, !(regionRules?.ignoresNoteOff(voices[i].region) ?? false) {
                 noteOffVoice(i)
             }
         }
-        let p = Int(channels[c].preset)
-        guard p >= 0 else { return }
-        noteSerial &+= 1
-        let (start, count) = compiled.presetRegions[p]
-        for r in Int(start)..<Int(start + count) {
-            let region = compiled.regions + r
-            guard key >= region.pointee.keyLow, key <= region.pointee.keyHigh,
-                  velocity >= region.pointee.velocityLow, velocity <= region.pointee.velocityHigh else { continue }
-            startVoice(channel: c, key: key, velocity: velocity, region: r)
-        }
+        let others = regionRules?.keyPressed(channel: c, key: key, velocity: velocity) ?? 0
+        startRegions(channel: c, key: key, velocity: velocity, trigger: .attack, rules: regionRules, otherKeysDown: others)
     }
 }

@@ -58,6 +58,8 @@ public final class SamplerNode: ParameterizedNode {
     /// The bank the sampler plays.
     public let bank: SoundFontBank
     let compiled: CompiledBank
+    /// Selection rules beyond key and velocity ranges, one per region, or nil for SoundFont's.
+    let regionRules: CompiledRegionRules?
     let tables = SamplerTables()
     /// Presets a program change selected whose compressed samples are not decoded yet.
     let sampleRequests: PresetSampleRequests?
@@ -129,10 +131,13 @@ public final class SamplerNode: ParameterizedNode {
     var position: Int64 = 0
 
     /// Creates a sampler playing `bank`. Flattening the bank for the audio thread and
-    /// allocating the voice pool happen here, on the caller's thread.
-    public init(bank: SoundFontBank) {
+    /// allocating the voice pool happen here, on the caller's thread. `regionRules`, when not
+    /// empty, gives one ``SamplerRegionRule`` per region of the bank's presets in order (a
+    /// region beyond the list plays on note-on as in SoundFont).
+    public init(bank: SoundFontBank, regionRules: [SamplerRegionRule] = []) {
         self.bank = bank
         compiled = CompiledBank(bank)
+        self.regionRules = regionRules.isEmpty ? nil : CompiledRegionRules(regionRules)
         sampleRequests = compiled.compressed == nil ? nil : PresetSampleRequests(presetCount: compiled.presetCount)
         voices = .allocate(capacity: poolSize)
         voices.initialize(repeating: SamplerVoice(), count: poolSize)
@@ -256,6 +261,7 @@ public final class SamplerNode: ParameterizedNode {
         serial = 0
         noteSerial = 0
         position = 0
+        regionRules?.reset()
         applyParameters()
     }
 

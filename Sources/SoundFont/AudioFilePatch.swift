@@ -148,10 +148,11 @@ struct PatchZone {
 struct PatchBuilder {
     let path: String
     let directory: String
-    var words: [Int16] = []
-    var lowBytes: [UInt8] = []
-    var anyLowBytes = false
-    var samples: [SoundFontSample] = []
+    var storage = SoundFontBankBuilder()
+    var samples: [SoundFontSample] {
+        get { storage.samples }
+        set { storage.samples = newValue }
+    }
     /// First sample index and frame count of each loaded file, by resolved path.
     var loaded: [String: LoadedFile] = [:]
 
@@ -194,7 +195,7 @@ struct PatchBuilder {
             try appendRegions(for: zone, field: "zones[\(i)]", to: &regions)
         }
         let preset = SoundFontPreset(name: name, bank: 0, program: 0, regions: regions)
-        return SoundFontBank(name: name, presets: [preset], samples: samples, words: words, lowBytes: anyLowBytes ? lowBytes : nil)
+        return storage.makeBank(name: name, presets: [preset])
     }
 
     func parseZone(_ value: PatchJSON, field: String) throws(AudioFilePatchError) -> PatchZone {
@@ -277,29 +278,10 @@ struct PatchBuilder {
         guard audio.frameCount > 0 else {
             throw AudioFilePatchError(path: resolved, reason: "no audio frames (named by \(path), \(field).file)")
         }
-        guard words.count + (audio.frameCount + 46) * audio.channels.count < Int(Int32.max) else {
-            throw fail("\(field).file", "the patch's audio exceeds \(Int32.max) sample points")
-        }
-        let first = samples.count
-        anyLowBytes = anyLowBytes || audio.hasLowBytes
         let baseName = String(file.split(separator: "/").last ?? Substring(file))
-        for (c, channel) in audio.channels.enumerated() {
-            let sampleStart = words.count
-            words.reserveCapacity(words.count + channel.count + 46)
-            lowBytes.reserveCapacity(words.count + channel.count + 46)
-            for value in channel {
-                words.append(Int16(truncatingIfNeeded: value >> 8))
-                lowBytes.append(UInt8(truncatingIfNeeded: value))
-            }
-            // The specification's 46 zero points after each sample, which interpolation may read.
-            words.append(contentsOf: repeatElement(0, count: 46))
-            lowBytes.append(contentsOf: repeatElement(0, count: 46))
-            let stereo = audio.channels.count == 2
-            samples.append(SoundFontSample(
-                name: stereo ? "\(baseName) \(c == 0 ? "L" : "R")" : baseName,
-                start: sampleStart, end: sampleStart + channel.count, loopStart: sampleStart, loopEnd: sampleStart + channel.count,
-                sampleRate: audio.sampleRate, originalPitch: 60, pitchCorrection: 0,
-                link: stereo ? first + 1 - c : nil, kind: stereo ? (c == 0 ? .left : .right) : .mono))
+        guard let first = storage.append(PCMAudio(sampleRate: audio.sampleRate, channels: audio.channels, hasLowBytes: audio.hasLowBytes),
+                                          name: baseName) else {
+            throw fail("\(field).file", "the patch's audio exceeds \(Int32.max) sample points")
         }
         let entry = LoadedFile(first: first, channels: audio.channels.count, frames: audio.frameCount, isNew: true)
         loaded[resolved] = entry

@@ -12,4 +12,5 @@
 @_exported import Sampler
 @_exported import Sequencing
 @_exported import SFZ
+@_exported import SFZPlayback
 @_exported import SoundFont

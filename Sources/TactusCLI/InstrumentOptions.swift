@@ -3,6 +3,8 @@ import Foundation
 import Playback
 import Sampler
 import Sequencing
+import SFZ
+import SFZPlayback
 import SoundFont
 
 /// Options `tactus render` and `tactus play` share to choose what plays the tracks.
@@ -12,9 +14,13 @@ struct InstrumentOptions: ParsableArguments {
                                valueName: "FILE"))
     var soundFont: String?
 
-    @Option(help: ArgumentHelp("'builtin' for the built-in synthesizer whatever banks are installed, or a JSON audio-file patch to play on every channel.",
-                               valueName: "builtin|PATCH.json"))
+    @Option(help: ArgumentHelp("'builtin' for the built-in synthesizer whatever banks are installed, or a JSON audio-file patch or an SFZ instrument to play on every channel.",
+                               valueName: "builtin|PATCH.json|FILE.sfz"))
     var instrument: String?
+
+    @Option(name: .customLong("sample-memory"),
+            help: ArgumentHelp("Most MiB of decoded samples an SFZ instrument may take (1...65536; default 1024).", valueName: "MIB"))
+    var sampleMemory: Int?
 
     @Flag(name: .customLong("no-reverb"), help: "Switch the sampler's reverb off (as fluidsynth -o synth.reverb.active=0).")
     var noReverb = false
@@ -37,6 +43,10 @@ struct InstrumentChoice {
     var bankPath: String?
     /// Warnings about the bank are not printed (`--quiet`, or a bank found at a standard path).
     var quietBank = false
+    /// An SFZ instrument's region selection rules, for fresh samplers over the same bank.
+    var regionRules: [SamplerRegionRule] = []
+    /// The sampler volume (dB) an SFZ instrument asked for to play gains above 0 dB.
+    var outputGain = 0.0
 }
 
 extension InstrumentChoice {
@@ -80,8 +90,15 @@ extension InstrumentOptions {
         if instrument == Self.builtInSpelling, soundFont != nil {
             throw usage("--instrument builtin plays without a SoundFont: leave out --soundfont")
         }
-        if let instrument, instrument != Self.builtInSpelling, !instrument.lowercased().hasSuffix(".json") {
-            throw usage("--instrument takes 'builtin' or a JSON patch file, not '\(instrument)'")
+        if let instrument, instrument != Self.builtInSpelling, !instrument.lowercased().hasSuffix(".json"),
+           !instrument.lowercased().hasSuffix(".sfz") {
+            throw usage("--instrument takes 'builtin', a JSON patch file or an SFZ file, not '\(instrument)'")
+        }
+        if let sampleMemory, !(1...65_536).contains(sampleMemory) {
+            throw usage("--sample-memory \(sampleMemory) is outside 1...65536 (MiB)")
+        }
+        if sampleMemory != nil, !(instrument?.lowercased().hasSuffix(".sfz") ?? false) {
+            throw usage("--sample-memory applies to an SFZ instrument (--instrument FILE.sfz)")
         }
         if let polyphony, !(1...SamplerNode.maximumVoiceLimit).contains(polyphony) {
             throw usage("--polyphony \(polyphony) is outside 1...\(SamplerNode.maximumVoiceLimit)")
@@ -95,6 +112,9 @@ extension InstrumentOptions {
     func choose(input: InputOptions) throws -> InstrumentChoice {
         if instrument == Self.builtInSpelling {
             return InstrumentChoice(instrument: .builtIn, description: "built-in synthesizer")
+        }
+        if let path = instrument, path.lowercased().hasSuffix(".sfz") {
+            return try loadSFZ(path, input: input)
         }
         if let patch = instrument {
             do {
@@ -136,12 +156,41 @@ extension InstrumentOptions {
             return (choice.description, { .builtIn })
         }
         let bank = first.bank
+        let gain = choice.outputGain
+        let rules = choice.regionRules
         let options = self
-        return (choice.description, { .sampler(options.makeSampler(bank)) })
+        return (choice.description, { .sampler(options.makeSampler(bank, regionRules: rules, outputGain: gain)) })
     }
 
-    private func makeSampler(_ bank: SoundFontBank) -> SamplerNode {
-        let sampler = SamplerNode(bank: bank)
+    /// An SFZ instrument: its bank, its warnings printed one line each (unless --quiet; with
+    /// --strict the first warning is the error, exit 65), a missing file exits 66, an instrument
+    /// that cannot be played 65.
+    private func loadSFZ(_ path: String, input: InputOptions) throws -> InstrumentChoice {
+        var options = SFZPlaybackOptions()
+        if let sampleMemory { options.maximumSampleMemory = sampleMemory << 20 }
+        let loaded: SFZPlayableInstrument
+        do {
+            loaded = try SFZBank.load(contentsOf: path, options: options)
+        } catch {
+            printError(error.description)
+            throw ExitCode(error.isUnreadableInput ? ExitStatus.noInput : ExitStatus.dataError)
+        }
+        if input.strict, let first = loaded.warnings.first {
+            printError("\(first.path):\(first.line): \(first.message) (--strict)")
+            throw ExitCode(ExitStatus.dataError)
+        }
+        if !input.quiet {
+            for warning in loaded.warnings { printError("\(warning.path):\(warning.line): warning: \(warning.message)") }
+        }
+        let gain = loaded.outputGain
+        let description = "SFZ instrument \(path)" + (gain > 0 ? String(format: " (+%.1f dB)", gain) : "")
+        return InstrumentChoice(instrument: .sampler(makeSampler(loaded.bank, regionRules: loaded.regionRules, outputGain: gain)),
+                                description: description, regionRules: loaded.regionRules, outputGain: gain)
+    }
+
+    private func makeSampler(_ bank: SoundFontBank, regionRules: [SamplerRegionRule] = [], outputGain: Double = 0) -> SamplerNode {
+        let sampler = SamplerNode(bank: bank, regionRules: regionRules)
+        if outputGain != 0 { sampler.setParameter(SamplerNode.Parameter.volume, value: Float(outputGain)) }
         if noReverb { sampler.setParameter(SamplerNode.Parameter.reverbLevel, value: 0) }
         if noChorus { sampler.setParameter(SamplerNode.Parameter.chorusLevel, value: 0) }
         if let polyphony { sampler.setParameter(SamplerNode.Parameter.voiceLimit, value: Float(polyphony)) }

@@ -26,6 +26,7 @@ enum {
     TACTUS_SF_FORMAT_PCM_24 = 0x0003,
     TACTUS_SF_FORMAT_VORBIS = 0x0060,
     TACTUS_SF_FORMAT_OPUS = 0x0064,
+    TACTUS_SFM_READ = 0x10,
     TACTUS_SFM_WRITE = 0x20,
     TACTUS_SFC_SET_VBR_ENCODING_QUALITY = 0x1300,
     TACTUS_SFC_SET_COMPRESSION_LEVEL = 0x1301,
@@ -40,6 +41,8 @@ tactus_SNDFILE *tactus_sf_open_fd(int fd, int mode, tactus_SF_INFO *info, int cl
 int tactus_sf_format_check(const tactus_SF_INFO *info);
 tactus_sf_count_t tactus_sf_writef_float(tactus_SNDFILE *file, const float *frames, tactus_sf_count_t count);
 tactus_sf_count_t tactus_sf_writef_int(tactus_SNDFILE *file, const int *frames, tactus_sf_count_t count);
+/// Reads up to `count` frames of interleaved samples, scaled to the full int range.
+tactus_sf_count_t tactus_sf_readf_int(tactus_SNDFILE *file, int *frames, tactus_sf_count_t count);
 int tactus_sf_command(tactus_SNDFILE *file, int command, void *data, int size);
 int tactus_sf_set_string(tactus_SNDFILE *file, int type, const char *text);
 int tactus_sf_close(tactus_SNDFILE *file);

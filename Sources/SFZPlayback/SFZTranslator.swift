@@ -1,0 +1,321 @@
+import Sampler
+import SFZ
+import SoundFont
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Collects "parsed but not played" notes: one warning per opcode and message, at the first
+/// region that uses it, with a count of the others, so a thousand-region instrument does not
+/// print a thousand lines for one opcode.
+struct NotPlayedLog {
+    private var order: [String] = []
+    private var entries: [String: (warning: SFZWarning, more: Int)] = [:]
+
+    mutating func add(_ region: SFZRegion, _ opcode: String, _ message: String) {
+        let key = opcode + "\u{0}" + message
+        if entries[key] != nil {
+            entries[key]!.more += 1
+            return
+        }
+        order.append(key)
+        entries[key] = (SFZWarning(path: region.path, line: region.line, opcode: opcode, message: "`\(opcode)` \(message)"), 0)
+    }
+
+    var warnings: [SFZWarning] {
+        order.map { key in
+            var (warning, more) = entries[key]!
+            if more > 0 { warning.message += " (and \(more) more region\(more == 1 ? "" : "s"))" }
+            return warning
+        }
+    }
+}
+
+/// SFZ regions turned into SoundFont regions over one bank's samples.
+struct SFZTranslator {
+    let options: SFZPlaybackOptions
+    var storage = SoundFontBankBuilder()
+    var notPlayed = NotPlayedLog()
+    var outputGain = 0.0
+    /// The sampler's selection rule of each SoundFont region, in order.
+    var rules: [SamplerRegionRule] = []
+    /// First header index and channel count of each decoded file, by path.
+    private var decoded: [String: (first: Int, channels: Int, frames: Int)] = [:]
+    private var memoryUsed = 0
+
+    static let parsedNotPlayed = "parsed but not played"
+    /// The loudest the sampler's volume parameter goes.
+    static let maximumOutputGain = 12.0
+
+    init(options: SFZPlaybackOptions) {
+        self.options = options
+    }
+
+    /// The region's gain in dB from `volume` and `amplitude`.
+    static func gain(_ region: SFZRegion) -> Double {
+        region.volume + (region.amplitude > 0 ? 20 * log10(region.amplitude / 100) : -200)
+    }
+
+    mutating func translate(_ regions: [SFZRegion]) throws(SFZPlaybackError) -> [SoundFontRegion] {
+        let playing = regions.filter { selects($0) }
+        let loudest = playing.map(Self.gain).max() ?? 0
+        outputGain = min(max(0, loudest), Self.maximumOutputGain)
+        if loudest > Self.maximumOutputGain, let region = playing.first(where: { Self.gain($0) == loudest }) {
+            notPlayed.add(region, "volume", "asks for \(loudest) dB; gain above +\(Int(Self.maximumOutputGain)) dB is played at +\(Int(Self.maximumOutputGain)) dB")
+        }
+        var result: [SoundFontRegion] = []
+        for region in playing {
+            guard case .file(let path) = region.sample, let rule = rule(for: region) else { continue }
+            let source = try samples(of: path, region: region)
+            let before = result.count
+            try append(region, source: source, to: &result)
+            rules.append(contentsOf: repeatElement(rule, count: result.count - before))
+        }
+        return result
+    }
+
+    /// Whether the region goes into the bank; warns about the selection SoundFont cannot make.
+    private mutating func selects(_ region: SFZRegion) -> Bool {
+        switch region.sample {
+        case nil:
+            return false
+        case .generator(let name)?:
+            notPlayed.add(region, "sample", "\(Self.parsedNotPlayed): the built-in generator \(name) (region left out)")
+            return false
+        case .embedded(let name)?:
+            notPlayed.add(region, "sample", "\(Self.parsedNotPlayed): the embedded sample \(name) (region left out)")
+            return false
+        case .file?:
+            break
+        }
+        guard region.triggersOnNote, region.keyRange.low <= region.keyRange.high,
+              region.velocityRange.low <= region.velocityRange.high, region.channelRange.low <= region.channelRange.high,
+              region.randomRange.low < region.randomRange.high || region.randomRange.high >= 1 else { return false }
+        if region.trigger == .release {
+            notPlayed.add(region, "trigger", "release starts at the key's release even while the sustain pedal is down (as release_key)")
+        }
+        return rule(for: region) != nil
+    }
+
+    /// The sampler rule for what SoundFont cannot select on: trigger, channels, round robin,
+    /// random draw, key switch, controllers. Nil when a controller range holds no value.
+    func rule(for region: SFZRegion) -> SamplerRegionRule? {
+        var rule = SamplerRegionRule()
+        switch region.trigger {
+        case .attack: rule.trigger = .attack
+        case .release, .releaseKey: rule.trigger = .release
+        case .first: rule.trigger = .first
+        case .legato: rule.trigger = .legato
+        }
+        rule.channels = UInt8(min(max(region.channelRange.low, 1), 16) - 1)...UInt8(min(max(region.channelRange.high, 1), 16) - 1)
+        rule.ignoresNoteOff = region.loopMode == .oneShot
+        rule.group = region.group
+        rule.offBy = region.offBy
+        rule.offReleases = region.offMode == .normal
+        rule.sequenceLength = max(1, region.sequenceLength)
+        rule.sequencePosition = min(max(1, region.sequencePosition), rule.sequenceLength)
+        rule.randomLow = region.randomRange.low
+        rule.randomHigh = region.randomRange.high
+        if let range = region.keyswitchRange, range.low <= range.high {
+            rule.keyswitchRange = UInt8(min(max(range.low, 0), 127))...UInt8(min(max(range.high, 0), 127))
+        }
+        rule.keyswitch = region.keyswitchLast.map { UInt8(min(max($0, 0), 127)) }
+        rule.keyswitchDefault = region.keyswitchDefault.map { UInt8(min(max($0, 0), 127)) }
+        for (controller, range) in region.controllerRanges.sorted(by: { $0.key < $1.key }) where (0...127).contains(controller) {
+            let low = min(max(range.low.rounded(.up), 0), 127), high = min(max(range.high.rounded(.down), 0), 127)
+            guard low <= high else { return nil }
+            rule.controllerRanges.append(SamplerControllerRange(controller: UInt8(controller), values: UInt8(low)...UInt8(high)))
+        }
+        return rule
+    }
+
+    /// The headers of the decoded file at `path`, decoding it the first time.
+    private mutating func samples(of path: String, region: SFZRegion) throws(SFZPlaybackError) -> (first: Int, channels: Int, frames: Int) {
+        if let known = decoded[path] { return known }
+        let audio: PCMAudio
+        do {
+            audio = try SFZSampleReader.read(path, budget: options.maximumSampleMemory - memoryUsed)
+        } catch {
+            throw SFZPlaybackError(path: path, reason: "\(error.reason) (sample of the region at \(region.path):\(region.line))",
+                                   isUnreadableInput: error.isUnreadableInput)
+        }
+        guard audio.frameCount > 0 else {
+            throw SFZPlaybackError(path: path, reason: "no audio frames (sample of the region at \(region.path):\(region.line))")
+        }
+        let name = String(path.split(separator: "/").last ?? Substring(path))
+        guard let first = storage.append(audio, name: String(name.prefix(20))) else {
+            throw SFZPlaybackError(path: path, reason: "the instrument's audio exceeds \(Int32.max) sample points")
+        }
+        memoryUsed += SoundFontBankBuilder.bytes(frames: audio.frameCount, channels: audio.channels.count, lowBytes: true)
+        let entry = (first, audio.channels.count, audio.frameCount)
+        decoded[path] = entry
+        return entry
+    }
+
+    static func timecents(_ seconds: Double) -> Int32 {
+        guard seconds > 0 else { return -12_000 }
+        return Int32(min(max((1200 * log2(seconds)).rounded(), -12_000), 8_000))
+    }
+
+    private mutating func append(_ region: SFZRegion, source: (first: Int, channels: Int, frames: Int),
+                                 to result: inout [SoundFontRegion]) throws(SFZPlaybackError) {
+        var generators = SoundFontGenerators.defaults
+        var modulators = SoundFontModulator.defaults
+        warnAboutUnplayed(region, channels: source.channels)
+
+        // Sample range.
+        let lastFrame = source.frames - 1
+        let firstPlayed = min(max(region.offset, 0), lastFrame)
+        let lastPlayed = min(region.end ?? lastFrame, lastFrame)
+        guard lastPlayed >= firstPlayed else {
+            notPlayed.add(region, "end", "is before offset: the region has nothing to play (left out)")
+            return
+        }
+        generators[.startAddressOffset] = Int32(firstPlayed % 32_768)
+        generators[.startAddressCoarseOffset] = Int32(firstPlayed / 32_768)
+        let endDelta = lastPlayed + 1 - source.frames
+        generators[.endAddressOffset] = Int32(endDelta % 32_768)
+        generators[.endAddressCoarseOffset] = Int32(endDelta / 32_768)
+
+        // Loop: SFZ's loop_end is the loop's last frame, a SoundFont loop end the frame after it.
+        var loop: (start: Int, end: Int)?
+        switch region.loopMode ?? .noLoop {
+        case .noLoop: generators[.sampleModes] = 0
+        case .oneShot:
+            // Note-off leaves these voices alone (the region's rule), so they play to the end.
+            generators[.sampleModes] = 0
+        case .loopContinuous, .loopSustain:
+            let start = min(max(region.loopStart ?? 0, 0), lastFrame)
+            let end = min(max(region.loopEnd ?? lastFrame, 0), lastFrame) + 1
+            if end - start >= 2 {
+                loop = (start, end)
+                generators[.sampleModes] = region.loopMode == .loopSustain ? 3 : 1
+            } else {
+                notPlayed.add(region, "loop_end", "gives a loop shorter than 2 frames: played without loop")
+            }
+        }
+
+        // Pitch.
+        generators[.overridingRootKey] = Int32(region.pitchKeycenter)
+        let cents = Int((region.transpose * 100 + region.tune).rounded())
+        generators[.coarseTune] = Int32(cents / 100)
+        generators[.fineTune] = Int32(cents % 100)
+        generators[.scaleTuning] = Int32(min(max(region.pitchKeytrack.rounded(), 0), 1200))
+
+        // Level. The sampler scales attenuation generators by 0.4, as FluidSynth does for banks.
+        let attenuationDecibels = min(max(outputGain - Self.gain(region), 0), 144)
+        generators[.initialAttenuation] = Int32((attenuationDecibels * 10 / 0.4).rounded())
+        // SFZ's velocity-to-gain, played with SoundFont's concave velocity curve scaled by amp_veltrack.
+        let veltrack = min(max(region.ampVeltrack, 0), 100)
+        if region.ampVeltrack < 0 { notPlayed.add(region, "amp_veltrack", "below 0 is played as 0") }
+        modulators[0].amount = Int16((960 * veltrack / 100).rounded())
+
+        // Amplitude envelope.
+        let amp = region.amplitudeEnvelope
+        generators[.delayVolEnv] = Self.timecents(amp.delay)
+        generators[.attackVolEnv] = Self.timecents(amp.attack)
+        generators[.holdVolEnv] = Self.timecents(amp.hold)
+        generators[.decayVolEnv] = Self.timecents(amp.decay)
+        generators[.releaseVolEnv] = Self.timecents(amp.release)
+        // The sampler (as FluidSynth) falls 96 dB over 1000 units of sustain, not 100 dB.
+        generators[.sustainVolEnv] = amp.sustain <= 0 ? 1000 : Int32(min(max((-200 * log10(amp.sustain / 100) / 0.96).rounded(), 0), 1000))
+
+        // SFZ has no vibrato from the modulation wheel or channel pressure (SoundFont's defaults 8.4.3 and 8.4.4).
+        modulators[2].amount = 0
+        modulators[3].amount = 0
+
+        // Filter: SFZ has no velocity-to-cutoff unless fil_veltrack says so.
+        modulators[1].amount = 0
+        if let cutoff = region.cutoff {
+            switch region.filterType {
+            case .lowPassTwoPole, .lowPassOnePole:
+                if region.filterType == .lowPassOnePole {
+                    notPlayed.add(region, "fil_type", "lpf_1p is played as the two-pole low-pass lpf_2p")
+                }
+                var absoluteCents = 1200 * log2(max(cutoff, 1) / 8.176)
+                generators[.initialFilterQ] = Int32(min(max(region.resonance * 10, 0), 960).rounded())
+                if region.filterVeltrack != 0 {
+                    modulators.append(SoundFontModulator(source: 0x0002, destination: 8,
+                                                         amount: Int16(min(max(region.filterVeltrack, -9600), 9600).rounded()),
+                                                         amountSource: 0, transform: 0))
+                }
+                if region.filterKeytrack != 0 {
+                    // The key source runs 0...127/128, so the amount is 128 keys' worth.
+                    let perKey = min(max(region.filterKeytrack, -255), 255)
+                    if perKey != region.filterKeytrack { notPlayed.add(region, "fil_keytrack", "beyond ±255 cents per key is played as ±255") }
+                    modulators.append(SoundFontModulator(source: 0x0003, destination: 8, amount: Int16((perKey * 128).rounded()),
+                                                         amountSource: 0, transform: 0))
+                    absoluteCents -= perKey * Double(region.filterKeycenter)
+                }
+                generators[.initialFilterCutoff] = Int32(absoluteCents.rounded())
+                let fileg = region.filterEnvelope
+                if fileg.depth != 0 {
+                    generators[.delayModEnv] = Self.timecents(fileg.delay)
+                    generators[.attackModEnv] = Self.timecents(fileg.attack)
+                    generators[.holdModEnv] = Self.timecents(fileg.hold)
+                    generators[.decayModEnv] = Self.timecents(fileg.decay)
+                    generators[.releaseModEnv] = Self.timecents(fileg.release)
+                    generators[.sustainModEnv] = Int32(min(max((100 - fileg.sustain) * 10, 0), 1000).rounded())
+                    generators[.modEnvToFilterCutoff] = Int32(min(max(fileg.depth, -12_000), 12_000).rounded())
+                }
+            case .highPassOnePole, .highPassTwoPole:
+                notPlayed.add(region, "fil_type", "\(Self.parsedNotPlayed): \(region.filterType.rawValue) (played unfiltered)")
+            }
+        }
+
+        let keys = UInt8(min(max(region.keyRange.low, 0), 127))...UInt8(min(max(region.keyRange.high, 0), 127))
+        let velocities = UInt8(min(max(region.velocityRange.low, 0), 127))...UInt8(min(max(region.velocityRange.high, 0), 127))
+        let firstHeader = storage.samples.count
+        for c in 0..<source.channels {
+            var header = storage.samples[source.first + c]
+            header.originalPitch = UInt8(region.pitchKeycenter)
+            if let loop {
+                header.loopStart = header.start + loop.start
+                header.loopEnd = header.start + loop.end
+            }
+            if header.link != nil { header.link = firstHeader + 1 - c }
+            storage.samples.append(header)
+        }
+        for c in 0..<source.channels {
+            var channelGenerators = generators
+            let pan = region.pan * 5
+            if source.channels == 2 {
+                let spread = 500 * region.width / 100
+                channelGenerators[.pan] = Int32(min(max((c == 0 ? pan - spread : pan + spread), -500), 500).rounded())
+            } else {
+                channelGenerators[.pan] = Int32(min(max(pan, -500), 500).rounded())
+            }
+            result.append(SoundFontRegion(keyRange: keys, velocityRange: velocities, sampleIndex: firstHeader + c,
+                                          generators: channelGenerators, modulators: modulators))
+        }
+    }
+
+    /// One warning per opcode a region uses that the bank cannot play.
+    private mutating func warnAboutUnplayed(_ region: SFZRegion, channels: Int) {
+        func check(_ unplayed: Bool, _ opcode: String) {
+            if unplayed { notPlayed.add(region, opcode, Self.parsedNotPlayed) }
+        }
+        check(region.releaseTriggerDecay != 0, "rt_decay")
+        if region.offBy != nil, region.offMode == .time {
+            notPlayed.add(region, "off_mode", "time is played as fast (off_time is not played)")
+        }
+        check(region.polyphony != nil, "polyphony")
+        check(region.notePolyphony != nil, "note_polyphony")
+        check(channels == 1 && region.width != 100, "width")
+        check(region.pitchKeycenterFromSample, "pitch_keycenter")
+        check(!region.ampVelocityCurve.isEmpty, "amp_velcurve_N")
+        let amp = region.amplitudeEnvelope
+        check(amp.start != 0, "ampeg_start")
+        check(amp.velocityToDelay != 0, "ampeg_vel2delay")
+        check(amp.velocityToAttack != 0, "ampeg_vel2attack")
+        check(amp.velocityToHold != 0, "ampeg_vel2hold")
+        check(amp.velocityToDecay != 0, "ampeg_vel2decay")
+        check(amp.velocityToSustain != 0, "ampeg_vel2sustain")
+        check(amp.velocityToRelease != 0, "ampeg_vel2release")
+        let fil = region.filterEnvelope
+        check(fil.start != 0, "fileg_start")
+        check(fil.velocityToDelay != 0 || fil.velocityToAttack != 0 || fil.velocityToHold != 0
+              || fil.velocityToDecay != 0 || fil.velocityToSustain != 0 || fil.velocityToRelease != 0, "fileg_vel2*")
+        check(region.cutoff == nil && fil.depth != 0, "fileg_depth")
+    }
+}

@@ -1,0 +1,239 @@
+/// When a region may start, beyond its key and velocity ranges: the selection rules of
+/// formats such as SFZ that SoundFont generators cannot express. ``SamplerNode`` consults one
+/// rule per region of its bank (in the order of the presets' regions) at every note-on and
+/// note-off, on the render thread, without allocating.
+public struct SamplerRegionRule: Sendable, Hashable {
+    /// What starts the region.
+    public enum Trigger: UInt8, Sendable, Hashable {
+        /// Note-on (the default).
+        case attack
+        /// Note-off, with the note-on's velocity.
+        case release
+        /// Note-on when no other key is down on the channel.
+        case first
+        /// Note-on while another key is down on the channel.
+        case legato
+    }
+
+    /// What starts the region.
+    public var trigger = Trigger.attack
+    /// MIDI channels (0-15) on which the region plays.
+    public var channels: ClosedRange<UInt8> = 0...15
+    /// Round robin: the region plays on note-ons number `sequencePosition`, `sequencePosition`
+    /// + `sequenceLength`... among those that match its key and velocity ranges (both from 1).
+    public var sequenceLength = 1
+    /// This region's place in the round robin, 1...`sequenceLength`.
+    public var sequencePosition = 1
+    /// The region plays when the note's random draw (0 ≤ draw < 1, one per note, from a
+    /// seeded generator so renders repeat exactly) lies in `randomLow..<randomHigh` (a high of
+    /// 1 includes 1).
+    public var randomLow = 0.0
+    /// The draw's upper bound (exclusive below 1).
+    public var randomHigh = 1.0
+    /// Keys that switch articulations; a note-on in the range becomes the channel's last key
+    /// switch (nil: the region names none).
+    public var keyswitchRange: ClosedRange<UInt8>?
+    /// The key switch the region needs (nil: it plays whatever was switched).
+    public var keyswitch: UInt8?
+    /// The key switch in force before any is pressed (nil: none).
+    public var keyswitchDefault: UInt8?
+    /// Controller conditions: the region plays while each controller's value lies in its range.
+    public var controllerRanges: [SamplerControllerRange] = []
+    /// The region's polyphony group (0: none); starting the region stops the voices whose
+    /// ``offBy`` names it.
+    public var group = 0
+    /// The group whose start stops this region's voices on the same channel (nil: none).
+    public var offBy: Int?
+    /// True to stop those voices through their release, false for a fade of a few milliseconds.
+    public var offReleases = false
+    /// True when note-off (and the pedals) leave the region's voices alone: they play to the
+    /// sample's end (SFZ's `loop_mode=one_shot`, for drums struck with short notes).
+    public var ignoresNoteOff = false
+
+    /// A rule that lets the region play on every note-on (SoundFont's behaviour).
+    public init() {}
+}
+
+/// A controller condition of a ``SamplerRegionRule``.
+public struct SamplerControllerRange: Sendable, Hashable {
+    /// The controller number, 0-127.
+    public var controller: UInt8
+    /// The values, 0-127, at which the region plays.
+    public var values: ClosedRange<UInt8>
+
+    /// A condition.
+    public init(controller: UInt8, values: ClosedRange<UInt8>) {
+        self.controller = controller
+        self.values = values
+    }
+}
+
+/// The rules flattened for the render thread, and the state they keep: round-robin counters,
+/// the random generator, the last key switch, the keys down and their note-on velocities.
+final class CompiledRegionRules {
+    struct Rule {
+        var trigger: SamplerRegionRule.Trigger
+        var channelLow: UInt8, channelHigh: UInt8
+        var sequenceLength: Int32, sequencePosition: Int32
+        var randomLow: Double, randomHigh: Double
+        /// -1: no key switch needed.
+        var keyswitch: Int16
+        var controllerStart: Int32, controllerCount: Int32
+        var ignoresNoteOff: Bool
+        var group: Int
+        /// `Int.min`: stopped by no group.
+        var offBy: Int
+        var offReleases: Bool
+    }
+
+    let count: Int
+    let rules: UnsafeMutablePointer<Rule>
+    let controllers: UnsafeMutablePointer<(controller: UInt8, low: UInt8, high: UInt8)>
+    /// Per region: note-ons that matched its ranges so far (the round robin's position).
+    let sequenceCounters: UnsafeMutablePointer<Int32>
+    /// Keys that are key switches.
+    let isKeyswitch: UnsafeMutablePointer<Bool>
+    let defaultKeyswitch: Int16
+    /// Per channel: the last key switch pressed (-1: none yet, the default applies).
+    let lastKeyswitch: UnsafeMutablePointer<Int16>
+    /// Per channel and key: down, and the velocity it was struck with.
+    let keyDown: UnsafeMutablePointer<Bool>
+    let noteVelocity: UnsafeMutablePointer<UInt8>
+    /// Per channel: keys down.
+    let keysDown: UnsafeMutablePointer<Int32>
+    var randomState: UInt64 = 0
+    static let randomSeed: UInt64 = 0x5EED_5F2B_0000_0001
+
+    init(_ list: [SamplerRegionRule]) {
+        count = list.count
+        rules = .allocate(capacity: max(1, count))
+        let conditions = list.flatMap(\.controllerRanges)
+        controllers = .allocate(capacity: max(1, conditions.count))
+        for (i, c) in conditions.enumerated() { controllers[i] = (c.controller, c.values.lowerBound, c.values.upperBound) }
+        var start: Int32 = 0
+        isKeyswitch = .allocate(capacity: 128)
+        isKeyswitch.initialize(repeating: false, count: 128)
+        var fallback: Int16 = -1
+        for (i, rule) in list.enumerated() {
+            rules[i] = Rule(trigger: rule.trigger, channelLow: rule.channels.lowerBound, channelHigh: rule.channels.upperBound,
+                            sequenceLength: Int32(max(1, rule.sequenceLength)), sequencePosition: Int32(max(1, rule.sequencePosition)),
+                            randomLow: rule.randomLow, randomHigh: rule.randomHigh,
+                            keyswitch: rule.keyswitch.map { Int16($0) } ?? -1,
+                            controllerStart: start, controllerCount: Int32(rule.controllerRanges.count),
+                            ignoresNoteOff: rule.ignoresNoteOff, group: rule.group, offBy: rule.offBy ?? Int.min,
+                            offReleases: rule.offReleases)
+            start += Int32(rule.controllerRanges.count)
+            if let range = rule.keyswitchRange { for k in range where k < 128 { isKeyswitch[Int(k)] = true } }
+            if let k = rule.keyswitch, rule.keyswitchRange == nil, k < 128 { isKeyswitch[Int(k)] = true }
+            if fallback < 0, let d = rule.keyswitchDefault { fallback = Int16(d) }
+        }
+        defaultKeyswitch = fallback
+        sequenceCounters = .allocate(capacity: max(1, count))
+        lastKeyswitch = .allocate(capacity: 16)
+        keyDown = .allocate(capacity: 16 * 128)
+        noteVelocity = .allocate(capacity: 16 * 128)
+        keysDown = .allocate(capacity: 16)
+        reset()
+    }
+
+    deinit {
+        rules.deallocate()
+        controllers.deallocate()
+        sequenceCounters.deallocate()
+        isKeyswitch.deallocate()
+        lastKeyswitch.deallocate()
+        keyDown.deallocate()
+        noteVelocity.deallocate()
+        keysDown.deallocate()
+    }
+
+    func reset() {
+        sequenceCounters.initialize(repeating: 0, count: max(1, count))
+        lastKeyswitch.initialize(repeating: -1, count: 16)
+        keyDown.initialize(repeating: false, count: 16 * 128)
+        noteVelocity.initialize(repeating: 0, count: 16 * 128)
+        keysDown.initialize(repeating: 0, count: 16)
+        randomState = Self.randomSeed
+    }
+
+    /// The next draw, 0 ≤ draw < 1 (SplitMix64: a fixed sequence from the seed).
+    func nextDraw() -> Double {
+        randomState &+= 0x9E37_79B9_7F4A_7C15
+        var z = randomState
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return Double(z >> 11) / Double(1 << 53)
+    }
+
+    /// Records a key going down (call before matching regions): key switches, keys down.
+    /// Returns how many other keys were down on the channel.
+    func keyPressed(channel c: Int, key: UInt8, velocity: UInt8) -> Int32 {
+        if isKeyswitch[Int(key)] { lastKeyswitch[c] = Int16(key) }
+        let slot = c * 128 + Int(key)
+        let others = keysDown[c] - (keyDown[slot] ? 1 : 0)
+        if !keyDown[slot] { keysDown[c] += 1 }
+        keyDown[slot] = true
+        noteVelocity[slot] = velocity
+        return others
+    }
+
+    /// Region `r`'s polyphony group (0: none).
+    @inline(__always)
+    func group(_ r: Int) -> Int { r < count ? rules[r].group : 0 }
+
+    /// Whether region `r`'s voices stop when group `g` starts, and how (true: through their release).
+    @inline(__always)
+    func stoppedBy(_ g: Int, region r: Int32) -> (stops: Bool, releases: Bool) {
+        guard r >= 0, Int(r) < count, rules[Int(r)].offBy == g else { return (false, false) }
+        return (true, rules[Int(r)].offReleases)
+    }
+
+    /// True when region `r`'s voices play on through note-off.
+    @inline(__always)
+    func ignoresNoteOff(_ r: Int32) -> Bool { Int(r) < count && r >= 0 && rules[Int(r)].ignoresNoteOff }
+
+    /// Forgets the channel's keys (all notes off): no release regions start for them.
+    func clearKeys(channel c: Int) {
+        (keyDown + c * 128).update(repeating: false, count: 128)
+        keysDown[c] = 0
+    }
+
+    /// Records a key going up; returns the velocity it was struck with, or nil when it was not down.
+    func keyReleased(channel c: Int, key: UInt8) -> UInt8? {
+        let slot = c * 128 + Int(key)
+        guard keyDown[slot] else { return nil }
+        keyDown[slot] = false
+        keysDown[c] -= 1
+        return noteVelocity[slot]
+    }
+
+    /// Whether region `r`, whose key and velocity ranges matched, starts now. Advances its
+    /// round-robin counter when the trigger matches.
+    func allows(_ r: Int, trigger: SamplerRegionRule.Trigger, channel c: Int, otherKeysDown: Int32, draw: Double,
+                controllerValues: UnsafePointer<UInt8>) -> Bool {
+        guard r < count else { return trigger == .attack }
+        let rule = rules + r
+        switch rule.pointee.trigger {
+        case .attack: guard trigger == .attack else { return false }
+        case .release: guard trigger == .release else { return false }
+        case .first: guard trigger == .attack, otherKeysDown == 0 else { return false }
+        case .legato: guard trigger == .attack, otherKeysDown > 0 else { return false }
+        }
+        // As sfizz, every note that matches the ranges moves the round robin on, whatever else decides.
+        let position = sequenceCounters[r] % rule.pointee.sequenceLength
+        sequenceCounters[r] &+= 1
+        guard position == rule.pointee.sequencePosition - 1 else { return false }
+        guard UInt8(c) >= rule.pointee.channelLow, UInt8(c) <= rule.pointee.channelHigh else { return false }
+        if rule.pointee.keyswitch >= 0 {
+            let current = lastKeyswitch[c] >= 0 ? lastKeyswitch[c] : defaultKeyswitch
+            guard current == rule.pointee.keyswitch else { return false }
+        }
+        for i in 0..<Int(rule.pointee.controllerCount) {
+            let condition = controllers[Int(rule.pointee.controllerStart) + i]
+            let value = controllerValues[Int(condition.controller & 0x7F)]
+            guard value >= condition.low, value <= condition.high else { return false }
+        }
+        return draw >= rule.pointee.randomLow && (draw < rule.pointee.randomHigh || rule.pointee.randomHigh >= 1)
+    }
+}
