@@ -88,6 +88,7 @@ extension SamplerNode {
             }
         }
         amplitude *= masterGain
+        amplitude *= v.pointee.regionGain
         v.pointee.stepL = (amplitude * v.pointee.panLeft - v.pointee.gainL) / interval
         v.pointee.stepR = (amplitude * v.pointee.panRight - v.pointee.gainR) / interval
         let ramped = Float(v.pointee.sendRampFrame)

@@ -48,6 +48,7 @@ extension SamplerNode {
             channels[c].bankMSB = value
         case MIDIController.sustainPedal:
             let down = value >= 64
+            let lifted = channels[c].sustain && !down
             channels[c].sustain = down
             if !down {
                 forEachActive { i in
@@ -57,6 +58,7 @@ extension SamplerNode {
                     }
                 }
             }
+            if lifted, let rules = regionRules { startPendingReleases(channel: c, rules: rules) }
         case MIDIController.sostenutoPedal:
             let down = value >= 64
             if down && !channels[c].sostenuto {
@@ -140,7 +142,22 @@ extension SamplerNode {
             }
         }
         guard let rules = regionRules, let velocity = rules.keyReleased(channel: c, key: key) else { return }
-        startRegions(channel: c, key: key, velocity: velocity, trigger: .release, rules: rules, otherKeysDown: rules.keysDown[c])
+        if channels[c].sustain {
+            // As sfizz: release regions wait for the pedal to lift, release-key regions do not.
+            rules.releasePending[c * 128 + Int(key)] = true
+            startRegions(channel: c, key: key, velocity: velocity, event: .keyUpPedalDown, rules: rules, otherKeysDown: rules.keysDown[c])
+        } else {
+            startRegions(channel: c, key: key, velocity: velocity, event: .keyUp, rules: rules, otherKeysDown: rules.keysDown[c])
+        }
+    }
+
+    /// Starts the release regions of the channel's keys released while the sustain pedal was down.
+    func startPendingReleases(channel c: Int, rules: CompiledRegionRules) {
+        for key in 0..<128 where rules.releasePending[c * 128 + key] {
+            rules.releasePending[c * 128 + key] = false
+            startRegions(channel: c, key: UInt8(key), velocity: rules.noteVelocity[c * 128 + key], event: .pedalUp, rules: rules,
+                         otherKeysDown: rules.keysDown[c])
+        }
     }
 
     /// Stops the channel's voices whose region names `group` in its `offBy`, except those this
@@ -156,8 +173,8 @@ extension SamplerNode {
     }
 
     /// Starts the channel's preset's regions that `key` and `velocity` select (and, with
-    /// rules, that the rules let through for `trigger`).
-    func startRegions(channel c: Int, key: UInt8, velocity: UInt8, trigger: SamplerRegionRule.Trigger,
+    /// rules, that the rules let through for `event`).
+    func startRegions(channel c: Int, key: UInt8, velocity: UInt8, event: CompiledRegionRules.NoteEvent,
                       rules: CompiledRegionRules?, otherKeysDown: Int32) {
         let p = Int(channels[c].preset)
         guard p >= 0 else { return }
@@ -169,12 +186,13 @@ extension SamplerNode {
             guard key >= region.pointee.keyLow, key <= region.pointee.keyHigh,
                   velocity >= region.pointee.velocityLow, velocity <= region.pointee.velocityHigh else { continue }
             if let rules {
-                guard rules.allows(r, trigger: trigger, channel: c, otherKeysDown: otherKeysDown, draw: draw,
+                guard rules.allows(r, event: event, channel: c, otherKeysDown: otherKeysDown, draw: draw,
                                    controllerValues: controllers + c * 128) else { continue }
                 let group = rules.group(r)
                 if group != 0 { stopVoices(offBy: group, channel: c, rules: rules) }
             }
-            startVoice(channel: c, key: key, velocity: velocity, region: r)
+            let held = rules.map { position - $0.noteOnFrame[c * 128 + Int(key)] } ?? 0
+            startVoice(channel: c, key: key, velocity: velocity, region: r, heldFrames: event == .keyDown ? 0 : held)
         }
     }
 
@@ -242,7 +260,7 @@ extension SamplerNode {
                 noteOffVoice(i)
             }
         }
-        let others = regionRules?.keyPressed(channel: c, key: key, velocity: velocity) ?? 0
-        startRegions(channel: c, key: key, velocity: velocity, trigger: .attack, rules: regionRules, otherKeysDown: others)
+        let others = regionRules?.keyPressed(channel: c, key: key, velocity: velocity, frame: position) ?? 0
+        startRegions(channel: c, key: key, velocity: velocity, event: .keyDown, rules: regionRules, otherKeysDown: others)
     }
 }

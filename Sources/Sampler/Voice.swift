@@ -85,6 +85,8 @@ struct SamplerVoice {
     var amplitudeCentibels: Float = .nan
     var amplitudeOfCentibels: Float = 0
     var minimumAttenuation: Float = 0
+    /// The region rule's gain for the note (velocity curve, release decay); 1 without rules.
+    var regionGain: Float = 1
     var panLeft: Float = 0.707, panRight: Float = 0.707
     var reverbSend: Float = 0, chorusSend: Float = 0
     // Output gains (amplitude times pan or send), ramping linearly to the grid's targets.

@@ -255,17 +255,17 @@ struct SFZPlaybackTests {
     func notPlayedWarnings() throws {
         let f = try toneFixtures()
         let sfz = try f.writeSFZ("w.sfz", """
-            <group> polyphony=4
-            <region> sample=tone.wav ampeg_vel2attack=0.5
-            <region> sample=tone.wav ampeg_vel2attack=0.5
-            <region> sample=tone.wav fil_type=hpf_2p cutoff=100
+            <group> fileg_start=10
+            <region> sample=tone.wav width=50
+            <region> sample=tone.wav width=50
+            <region> sample=tone.wav group=1 off_by=2 off_mode=time
             """)
         let instrument = try SFZBank.load(contentsOf: sfz)
         let lines = instrument.warnings.map(\.description)
         #expect(lines == [
-            "\(sfz):2: `polyphony` parsed but not played (and 2 more regions)",
-            "\(sfz):2: `ampeg_vel2attack` parsed but not played (and 1 more region)",
-            "\(sfz):4: `fil_type` parsed but not played: hpf_2p (played unfiltered)",
+            "\(sfz):2: `width` parsed but not played (and 1 more region)",
+            "\(sfz):2: `fileg_start` parsed but not played (and 2 more regions)",
+            "\(sfz):4: `off_mode` time is played as fast (off_time is not played)",
         ], "\(lines)")
         #expect(instrument.warnings.allSatisfy { $0.opcode != nil && $0.path == sfz })
         #expect(instrument.bank.presets[0].regions.count == 3)

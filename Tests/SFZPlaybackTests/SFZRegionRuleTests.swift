@@ -159,14 +159,18 @@ struct SFZRegionRuleTests {
             <group> pitch_keycenter=60 sw_lokey=24 sw_hikey=25 sw_default=24 lokey=48 hikey=72
             <region> sample=a.wav seq_length=2 seq_position=1 sw_last=24 lorand=0 hirand=0.7
             <region> sample=b.wav seq_length=2 seq_position=2 sw_last=24 locc1=0 hicc1=63
-            <region> sample=c.wav trigger=release sw_last=25
-            <region> sample=a.wav trigger=legato lochan=1 hichan=4
+            <region> sample=c.wav trigger=release sw_last=25 rt_decay=3 ampeg_vel2attack=0.1 ampeg_start=20
+            <region> sample=b.wav trigger=release_key amp_velcurve_64=0.3 fil_type=lpf_2p cutoff=800 fileg_depth=600 fileg_vel2decay=0.2
+            <region> sample=a.wav trigger=legato lochan=1 hichan=4 ampeg_vel2sustain=-20
             """
         var messages: [MIDIMessage] = []
         for n in 0..<40 {
             let key = UInt8(48 + n % 20)
             messages += [MIDIMessage(status: 0x90, data1: n % 7 == 0 ? 25 : 24, data2: 90), MIDIMessage(status: 0x90, data1: key, data2: 100),
                          MIDIMessage(status: 0xB0, data1: 1, data2: UInt8(n * 3 % 128)), MIDIMessage(status: 0x80, data1: key, data2: 0)]
+            // The sustain pedal holds some release regions back until it lifts.
+            if n % 3 == 0 { messages.insert(MIDIMessage(status: 0xB0, data1: 64, data2: 127), at: messages.count - 1) }
+            if n % 3 == 2 { messages.append(MIDIMessage(status: 0xB0, data1: 64, data2: 0)) }
         }
         func events(block b: Int) -> [GraphEvent] {
             // Four messages a block, spread over it.
