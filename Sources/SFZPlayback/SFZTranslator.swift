@@ -128,13 +128,13 @@ struct SFZTranslator {
         if let range = region.keyswitchRange, range.low <= range.high {
             rule.keyswitchRange = UInt8(min(max(range.low, 0), 127))...UInt8(min(max(range.high, 0), 127))
         }
+        rule.highPassFilter = region.cutoff != nil && region.filterType == .highPassTwoPole
         rule.velocityGains = Self.velocityGains(region)
         rule.releaseDecibelsPerSecond = max(0, region.releaseTriggerDecay)
         let amp = region.amplitudeEnvelope
         if amp.start != 0 || Self.hasVelocityTerms(amp) { rule.amplitudeEnvelope = Self.envelopeRule(amp) }
         let fileg = region.filterEnvelope
-        if region.cutoff != nil, region.filterType == .lowPassTwoPole || region.filterType == .lowPassOnePole, fileg.depth != 0,
-           Self.hasVelocityTerms(fileg) {
+        if region.cutoff != nil, region.filterType != .highPassOnePole, fileg.depth != 0, Self.hasVelocityTerms(fileg) {
             rule.modulationEnvelope = Self.envelopeRule(fileg)
         }
         rule.keyswitch = region.keyswitchLast.map { UInt8(min(max($0, 0), 127)) }
@@ -277,11 +277,12 @@ struct SFZTranslator {
         modulators[2].amount = 0
         modulators[3].amount = 0
 
-        // Filter: SFZ has no velocity-to-cutoff unless fil_veltrack says so.
+        // Filter: SFZ has no velocity-to-cutoff unless fil_veltrack says so. hpf_2p is the same
+        // filter played as a high-pass (the region rule's).
         modulators[1].amount = 0
         if let cutoff = region.cutoff {
             switch region.filterType {
-            case .lowPassTwoPole, .lowPassOnePole:
+            case .lowPassTwoPole, .lowPassOnePole, .highPassTwoPole:
                 if region.filterType == .lowPassOnePole {
                     notPlayed.add(region, "fil_type", "lpf_1p is played as the two-pole low-pass lpf_2p")
                 }
@@ -311,7 +312,7 @@ struct SFZTranslator {
                     generators[.sustainModEnv] = SamplerEnvelopeRule.modulationSustain(fileg.sustain)
                     generators[.modEnvToFilterCutoff] = Int32(min(max(fileg.depth, -12_000), 12_000).rounded())
                 }
-            case .highPassOnePole, .highPassTwoPole:
+            case .highPassOnePole:
                 notPlayed.add(region, "fil_type", "\(Self.parsedNotPlayed): \(region.filterType.rawValue) (played unfiltered)")
             }
         }

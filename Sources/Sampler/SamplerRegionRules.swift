@@ -66,6 +66,9 @@ public struct SamplerRegionRule: Sendable, Hashable {
     public var amplitudeEnvelope: SamplerEnvelopeRule?
     /// The same for the modulation envelope (its ``SamplerEnvelopeRule/start`` is not used).
     public var modulationEnvelope: SamplerEnvelopeRule?
+    /// True to play the region's filter (its cutoff and resonance generators, modulators and
+    /// envelope) as a resonant two-pole high-pass instead of the low-pass (SFZ's `hpf_2p`).
+    public var highPassFilter = false
 
     /// A rule that lets the region play on every note-on (SoundFont's behaviour).
     public init() {}
@@ -167,6 +170,7 @@ final class CompiledRegionRules {
         var releaseDecibelsPerSecond: Double
         /// Indices into ``CompiledRegionRules/envelopes``, -1 for the bank's envelope.
         var amplitudeEnvelope: Int32, modulationEnvelope: Int32
+        var highPassFilter: Bool
     }
 
     /// What a note did, for the triggers that answer it.
@@ -248,7 +252,8 @@ final class CompiledRegionRules {
                             ignoresNoteOff: rule.ignoresNoteOff, group: rule.group, offBy: rule.offBy ?? Int.min,
                             offReleases: rule.offReleases, gainStart: gainStart,
                             releaseDecibelsPerSecond: rule.releaseDecibelsPerSecond,
-                            amplitudeEnvelope: amplitudeEnvelope, modulationEnvelope: modulationEnvelope)
+                            amplitudeEnvelope: amplitudeEnvelope, modulationEnvelope: modulationEnvelope,
+                            highPassFilter: rule.highPassFilter)
             start += Int32(rule.controllerRanges.count)
             if let range = rule.keyswitchRange { for k in range where k < 128 { isKeyswitch[Int(k)] = true } }
             if let k = rule.keyswitch, rule.keyswitchRange == nil, k < 128 { isKeyswitch[Int(k)] = true }
@@ -351,6 +356,10 @@ final class CompiledRegionRules {
         }
         return gain
     }
+
+    /// True when region `r`'s filter is a high-pass.
+    @inline(__always)
+    func highPassFilter(_ r: Int) -> Bool { r < count && rules[r].highPassFilter }
 
     /// Region `r`'s amplitude and modulation envelope rules, if it has them.
     @inline(__always)

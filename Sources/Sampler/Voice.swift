@@ -78,6 +78,8 @@ struct SamplerVoice {
     var targetCents: Double = -1
     var targetQ: Float = -1
     var filterStarted = false
+    /// The filter is a high-pass (a region rule's); the direct form fits it, as its b0 = b2 too.
+    var highPass = false
 
     // Levels: attenuation in centibels, and the smallest it can be (the noise-floor test).
     var attenuation: Float = 0

@@ -188,6 +188,42 @@ struct SFZPlaybackTests {
         #expect(abs(try level("lo.wav", "cutoff=5000") - level("lo.wav", "")) < 0.5)
     }
 
+    @Test("fil_type=hpf_2p high-passes with RBJ's response at the cutoff and resonance: 441 Hz and 2205 Hz through 5 kHz")
+    func highPass() throws {
+        let f = try Fixtures()
+        try f.writeWAV("lo.wav", [sine(period: 100, frames: 44_100)])
+        try f.writeWAV("mid.wav", [sine(period: 20, frames: 44_100)])
+        /// RMS over whole periods, so the filter's phase shift does not move it.
+        func level(_ sample: String, _ opcodes: String) throws -> Double {
+            let sfz = try f.writeSFZ("f.sfz", "<region> sample=\(sample) pitch_keycenter=60 \(opcodes)\n")
+            let out = try Rig(try SFZBank.load(contentsOf: sfz)).render(frames: 10_000, notes: [(0, 60, 127, nil)]).left
+            return 10 * log10(out[5_000..<10_000].reduce(0.0) { $0 + Double($1) * Double($1) } / 5_000)
+        }
+        /// The biquad's magnitude at `frequency`, with the sampler's resonance (Q from dB less
+        /// 3.01) and its gain of 1 / sqrt(Q).
+        func expected(_ frequency: Double, cutoff: Double, resonance: Double) -> Double {
+            let q = pow(10, (resonance - 3.01) / 20), omega = 2 * Double.pi * cutoff / 44_100
+            let alpha = sin(omega) / (2 * q), c = cos(omega)
+            let b0 = (1 + c) / 2 / sqrt(q), b1 = -(1 + c) / sqrt(q), a0 = 1 + alpha, a1 = -2 * c, a2 = 1 - alpha
+            let w = 2 * Double.pi * frequency / 44_100
+            func magnitude(_ p: (Double, Double, Double)) -> Double {
+                let re = p.0 + p.1 * cos(w) + p.2 * cos(2 * w), im = -p.1 * sin(w) - p.2 * sin(2 * w)
+                return (re * re + im * im).squareRoot()
+            }
+            return 20 * log10(magnitude((b0, b1, b0)) / magnitude((a0, a1, a2)))
+        }
+        for (sample, frequency) in [("lo.wav", 441.0), ("mid.wav", 2_205.0)] {
+            for resonance in [0.0, 6.0] {
+                let measured = try level(sample, "fil_type=hpf_2p cutoff=5000 resonance=\(resonance)") - level(sample, "")
+                // The unfiltered region plays through the open low-pass, whose gain at resonance 0
+                // is 1 / sqrt(Q) too.
+                let wanted = expected(frequency, cutoff: 5_000, resonance: resonance) + 10 * log10(pow(10, -3.01 / 20))
+                #expect(abs(measured - wanted) < 0.05, "\(frequency) Hz, resonance \(resonance): \(measured) dB, expected \(wanted)")
+            }
+        }
+        #expect(try level("lo.wav", "fil_type=hpf_2p cutoff=5000") - level("lo.wav", "") < -30)
+    }
+
     @Test("A FLAC sample decodes to the points written and plays as the WAV does")
     func flacSamples() throws {
         try #require(SndFileLibrary.isAvailable, "libsndfile.so.1 is missing: apt-get install libsndfile1")
