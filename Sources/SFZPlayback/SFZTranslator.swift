@@ -80,7 +80,10 @@ struct SFZTranslator {
             let source = try samples(of: path, region: region)
             let before = result.count
             try append(region, source: source, to: &result)
-            rules.append(contentsOf: repeatElement(rule, count: result.count - before))
+            var sister = rule
+            sister.pairedWithPreviousRegion = true
+            // A stereo sample's right channel sounds with its left as one voice.
+            rules.append(contentsOf: (0..<result.count - before).map { $0 == 0 ? rule : sister })
         }
         return result
     }
@@ -128,6 +131,8 @@ struct SFZTranslator {
         if let range = region.keyswitchRange, range.low <= range.high {
             rule.keyswitchRange = UInt8(min(max(range.low, 0), 127))...UInt8(min(max(range.high, 0), 127))
         }
+        rule.polyphony = region.polyphony
+        rule.notePolyphony = region.notePolyphony
         rule.highPassFilter = region.cutoff != nil && region.filterType == .highPassTwoPole
         rule.velocityGains = Self.velocityGains(region)
         rule.releaseDecibelsPerSecond = max(0, region.releaseTriggerDecay)
@@ -352,8 +357,6 @@ struct SFZTranslator {
         if region.offBy != nil, region.offMode == .time {
             notPlayed.add(region, "off_mode", "time is played as fast (off_time is not played)")
         }
-        check(region.polyphony != nil, "polyphony")
-        check(region.notePolyphony != nil, "note_polyphony")
         check(channels == 1 && region.width != 100, "width")
         let fil = region.filterEnvelope
         check(fil.start != 0, "fileg_start")

@@ -190,9 +190,47 @@ extension SamplerNode {
                                    controllerValues: controllers + c * 128) else { continue }
                 let group = rules.group(r)
                 if group != 0 { stopVoices(offBy: group, channel: c, rules: rules) }
+                if !rules.rules[r].paired {
+                    if rules.rules[r].notePolyphony > 0 {
+                        limitVoices(to: Int(rules.rules[r].notePolyphony), group: group, region: -1, key: Int(key), rules: rules)
+                    }
+                    if rules.rules[r].polyphony > 0 {
+                        limitVoices(to: Int(rules.rules[r].polyphony), group: group, region: group == 0 ? r : -1, key: -1, rules: rules)
+                    }
+                }
             }
             let held = rules.map { position - $0.noteOnFrame[c * 128 + Int(key)] } ?? 0
             startVoice(channel: c, key: key, velocity: velocity, region: r, heldFrames: event == .keyDown ? 0 : held)
+        }
+    }
+
+    /// Stops the oldest voices (not released) of `group` (of `region` when it is not -1; on `key`
+    /// when it is not -1) until fewer than `limit` sound, making room for one more. A stopped
+    /// voice's paired second channel stops with it; each stops as its region's off mode says.
+    func limitVoices(to limit: Int, group: Int, region: Int, key: Int, rules: CompiledRegionRules) {
+        func counts(_ v: UnsafeMutablePointer<SamplerVoice>) -> Bool {
+            guard v.pointee.state == .playing, !v.pointee.released, v.pointee.region >= 0, Int(v.pointee.region) < rules.count,
+                  !rules.rules[Int(v.pointee.region)].paired else { return false }
+            if key >= 0 && Int(v.pointee.noteKey) != key { return false }
+            return region >= 0 ? Int(v.pointee.region) == region : rules.group(Int(v.pointee.region)) == group
+        }
+        var counted = 0
+        forEachActive { i in if counts(voices + i) { counted += 1 } }
+        while counted >= limit {
+            var oldest = -1
+            forEachActive { i in
+                if counts(voices + i), oldest < 0 || voices[i].serial < voices[oldest].serial { oldest = i }
+            }
+            guard oldest >= 0 else { return }
+            let noteID = voices[oldest].noteID, sister = voices[oldest].region + 1
+            let releases = rules.rules[Int(voices[oldest].region)].offReleases
+            forEachActive { i in
+                let v = voices + i
+                guard v.pointee.state == .playing, i == oldest || (v.pointee.noteID == noteID && v.pointee.region == sister
+                                                                   && Int(sister) < rules.count && rules.rules[Int(sister)].paired) else { return }
+                if releases { release(i) } else { beginFade(i) }
+            }
+            counted -= 1
         }
     }
 

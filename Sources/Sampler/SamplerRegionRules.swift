@@ -66,6 +66,17 @@ public struct SamplerRegionRule: Sendable, Hashable {
     public var amplitudeEnvelope: SamplerEnvelopeRule?
     /// The same for the modulation envelope (its ``SamplerEnvelopeRule/start`` is not used).
     public var modulationEnvelope: SamplerEnvelopeRule?
+    /// The most voices sounding at once (not released) of the region's ``group``, or of this
+    /// region when its group is 0; starting the region past it stops the oldest such voice (fast
+    /// or through its release, as ``offReleases`` of that voice's region says), as sfizz's
+    /// `polyphony`. Nil: no limit.
+    public var polyphony: Int?
+    /// The same limit for the voices of the region's ``group`` on the note's key (sfizz's
+    /// `note_polyphony`). Nil: no limit.
+    public var notePolyphony: Int?
+    /// True when the region sounds with the region before it as one voice (the second channel
+    /// of a stereo sample): it is not counted against ``polyphony`` and stops with it.
+    public var pairedWithPreviousRegion = false
     /// True to play the region's filter (its cutoff and resonance generators, modulators and
     /// envelope) as a resonant two-pole high-pass instead of the low-pass (SFZ's `hpf_2p`).
     public var highPassFilter = false
@@ -171,6 +182,9 @@ final class CompiledRegionRules {
         /// Indices into ``CompiledRegionRules/envelopes``, -1 for the bank's envelope.
         var amplitudeEnvelope: Int32, modulationEnvelope: Int32
         var highPassFilter: Bool
+        /// 0: no limit.
+        var polyphony: Int32, notePolyphony: Int32
+        var paired: Bool
     }
 
     /// What a note did, for the triggers that answer it.
@@ -253,7 +267,10 @@ final class CompiledRegionRules {
                             offReleases: rule.offReleases, gainStart: gainStart,
                             releaseDecibelsPerSecond: rule.releaseDecibelsPerSecond,
                             amplitudeEnvelope: amplitudeEnvelope, modulationEnvelope: modulationEnvelope,
-                            highPassFilter: rule.highPassFilter)
+                            highPassFilter: rule.highPassFilter,
+                            polyphony: Int32(clamping: max(0, rule.polyphony ?? 0)),
+                            notePolyphony: Int32(clamping: max(0, rule.notePolyphony ?? 0)),
+                            paired: rule.pairedWithPreviousRegion)
             start += Int32(rule.controllerRanges.count)
             if let range = rule.keyswitchRange { for k in range where k < 128 { isKeyswitch[Int(k)] = true } }
             if let k = rule.keyswitch, rule.keyswitchRange == nil, k < 128 { isKeyswitch[Int(k)] = true }
