@@ -27,7 +27,11 @@ extension SamplerNode {
         case 0xF0 where message.status == 0xFF:
             // System reset: silence and return every channel to its initial state.
             for n in 0..<activeCount { beginFade(Int(activeList[n])) }
-            for ch in 0..<16 { resetChannel(ch) }
+            for ch in 0..<16 {
+                resetChannel(ch)
+                // No release region starts for a key struck before the reset.
+                regionRules?.clearKeys(channel: ch)
+            }
         default: break
         }
     }
@@ -111,6 +115,8 @@ extension SamplerNode {
             channels[c].pitchWheel = 8192
             channels[c].rpnMSB = 127
             channels[c].rpnLSB = 127
+            // The sustain pedal goes up: release regions it held back start, as when it lifts.
+            if channels[c].sustain, let rules = regionRules { startPendingReleases(channel: c, rules: rules) }
             channels[c].sustain = false
             channels[c].sostenuto = false
             (polyPressure + c * 128).update(repeating: 0, count: 128)

@@ -125,10 +125,37 @@ struct SFZNoteShapingTests {
         #expect(out.left[5_001] != 0)
         #expect(peak(out.right, 0..<15_000) == 0)
         #expect(out.right[15_001] != 0)
+        // Reset all controllers lifts the pedal too.
+        let reset = try rig(f, "<region> sample=tone.wav pitch_keycenter=60 trigger=release\n")
+            .render(frames: 25_000, notes: [(0, 60, 100, 5_000)],
+                    messages: [pedal[0], (15_000, MIDIMessage(status: 0xB0, data1: 121, data2: 0))]).left
+        #expect(peak(reset, 0..<15_000) == 0)
+        #expect(reset[15_001] != 0)
         // Without the pedal both start at the key's release.
         let free = try rig(f, "<region> sample=tone.wav pitch_keycenter=60 trigger=release\n")
             .render(frames: 10_000, notes: [(0, 60, 100, 5_000)]).left
         #expect(peak(free, 0..<5_000) == 0)
         #expect(free[5_001] != 0)
+    }
+
+    @Test("Renders with the velocity curve, envelope terms, rt_decay, pedal-held releases, hpf_2p and polyphony repeat exactly at any block size")
+    func blockSizeIndependent() throws {
+        let f = try fixtures()
+        let text = """
+            <group> group=1 polyphony=2 pitch_keycenter=60
+            <region> sample=tone.wav amp_velcurve_80=0.3 ampeg_vel2attack=0.05 ampeg_start=10 fil_type=hpf_2p cutoff=300
+            <region> sample=tone.wav trigger=release rt_decay=4 ampeg_vel2release=0.2 pan=60
+            """
+        let notes: [(at: Int, key: UInt8, velocity: UInt8, off: Int?)] = [(100, 60, 90, 9_000), (3_001, 64, 40, 5_000),
+                                                                         (7_777, 67, 127, 20_000), (12_345, 62, 70, 14_000)]
+        let pedal: [(at: Int, message: MIDIMessage)] = [(4_000, MIDIMessage(status: 0xB0, data1: 64, data2: 127)),
+                                                        (16_000, MIDIMessage(status: 0xB0, data1: 64, data2: 0))]
+        let whole = try rig(f, text).render(frames: 30_000, notes: notes, messages: pedal, blockSizes: [512])
+        #expect(peak(whole.left, 0..<30_000) > 0.01)
+        for blocks in [[1], [37, 300, 5], [4_096]] {
+            let split = try rig(f, text).render(frames: 30_000, notes: notes, messages: pedal, blockSizes: blocks)
+            let same = split.left == whole.left && split.right == whole.right
+            #expect(same, "\(blocks)")
+        }
     }
 }
