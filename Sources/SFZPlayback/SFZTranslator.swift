@@ -76,8 +76,13 @@ struct SFZTranslator {
         }
         var result: [SoundFontRegion] = []
         for region in playing {
-            guard case .file(let path) = region.sample, let rule = rule(for: region) else { continue }
+            guard case .file(let path) = region.sample, var rule = rule(for: region) else { continue }
             let source = try samples(of: path, region: region)
+            // As sfizz, a release region with no loop_mode and no loop in its file is one_shot:
+            // striking the key again does not cut it.
+            if region.loopMode == nil, source.loop == nil, region.trigger == .release || region.trigger == .releaseKey {
+                rule.ignoresNoteOff = true
+            }
             let before = result.count
             try append(region, source: source, to: &result)
             var sister = rule

@@ -158,4 +158,21 @@ struct SFZNoteShapingTests {
             #expect(same, "\(blocks)")
         }
     }
+
+    @Test("A release region without loop_mode plays to its end as one_shot (as sfizz): striking the key again does not cut it")
+    func releaseRegionIsOneShot() throws {
+        let f = try fixtures()
+        func releaseSide(_ opcodes: String) throws -> [Float] {
+            try rig(f, """
+                <region> sample=tone.wav pitch_keycenter=60 pan=-100
+                <region> sample=tone.wav pitch_keycenter=60 pan=100 trigger=release \(opcodes)
+                """).render(frames: 10_000, notes: [(0, 60, 100, 5_000), (6_000, 60, 100, nil)]).right
+        }
+        let oneShot = try releaseSide("")
+        #expect(peak(oneShot, 5_000..<6_000) > 0.01)
+        #expect(abs(decibels(peak(oneShot, 8_000..<10_000) / peak(oneShot, 5_000..<6_000))) < 0.01)
+        let cut = try releaseSide("loop_mode=no_loop")
+        #expect(peak(cut, 5_000..<6_000) > 0.01)
+        #expect(peak(cut, 6_000 + 1_000..<10_000) == 0)
+    }
 }
