@@ -44,7 +44,8 @@ public struct SFZPlayableInstrument: Sendable {
     /// channel, which the sampler plays on every MIDI channel.
     public var bank: SoundFontBank
     /// One selection rule per region of the bank, in order: trigger, channels, round robin,
-    /// random draw, key switch and controller ranges, which SoundFont cannot express.
+    /// random draw, key switch, controller ranges, velocity curve, envelope velocity terms and
+    /// release decay, which SoundFont cannot express.
     public var regionRules: [SamplerRegionRule]
     /// Decibels to raise the sampler's output by (its volume parameter, 0...12): SoundFont
     /// attenuation cannot amplify, so when regions ask for gain above 0 dB every region is
@@ -63,14 +64,17 @@ public struct SFZPlayableInstrument: Sendable {
 /// sampler.setParameter(SamplerNode.Parameter.volume, value: Float(instrument.outputGain))
 /// ```
 ///
-/// Every opcode SoundFont generators express plays: key and velocity ranges, `pitch_keycenter`,
-/// `transpose`/`tune`, `pitch_keytrack`, `volume`/`amplitude`, `pan` (and `width` for stereo
-/// samples), the amplitude envelope, loops, `offset`/`end`, the low-pass filter with
-/// `fil_keytrack`/`fil_veltrack` and the filter envelope, and `amp_veltrack`. What SoundFont
-/// cannot express becomes ``SFZPlayableInstrument/regionRules`` for the sampler: `trigger`
-/// (release, first, legato), `lochan`/`hichan`, `seq_length`/`seq_position`,
-/// `lorand`/`hirand`, the key switches, `loccN`/`hiccN`, `group`/`off_by`/`off_mode` and
-/// `loop_mode=one_shot`. What is played neither way is reported as a warning.
+/// Every opcode SoundFont generators express plays: key and velocity ranges, `pitch_keycenter`
+/// (also `sample`: the file's stored root key), `transpose`/`tune`, `pitch_keytrack`,
+/// `volume`/`amplitude`, `pan` (and `width` for stereo samples), the amplitude envelope, loops
+/// (also those stored in the sample files), `offset`/`end`, the low-pass filter with
+/// `fil_keytrack`/`fil_veltrack` and the filter envelope. What SoundFont cannot express becomes
+/// ``SFZPlayableInstrument/regionRules`` for the sampler: `trigger` (release, release_key,
+/// first, legato), `lochan`/`hichan`, `seq_length`/`seq_position`, `lorand`/`hirand`, the key
+/// switches, `loccN`/`hiccN`, `group`/`off_by`/`off_mode`, `polyphony`/`note_polyphony`,
+/// `loop_mode=one_shot`, `fil_type=hpf_2p`, the velocity
+/// curve (`amp_veltrack`, `amp_velcurve_N`), the envelopes' `vel2*` terms, `ampeg_start` and
+/// `rt_decay`. What is played neither way is reported as a warning.
 public enum SFZBank {
     /// Reads the instrument at `path`, finds its samples and builds its bank.
     public static func load(contentsOf path: String, options: SFZPlaybackOptions = SFZPlaybackOptions(),

@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// Decodes a region's sample file: WAV with Tactus's own reader, anything else (FLAC, Ogg,
-/// AIFF...) through libsndfile, loaded at run time.
+/// AIFF...) through libsndfile, loaded at run time. The loop and root key a file stores come
+/// with its audio.
 enum SFZSampleReader {
     /// `path` decoded, refusing more than `budget` bytes of sample memory (24-bit size, as
     /// `SoundFontBankBuilder.bytes(frames:channels:lowBytes:)` counts it). Errors carry no path.
@@ -26,7 +27,7 @@ enum SFZSampleReader {
         }
     }
 
-    private static func readWithSndFile(_ path: String, budget: Int) throws(PCMAudioError) -> PCMAudio {
+    static func readWithSndFile(_ path: String, budget: Int) throws(PCMAudioError) -> PCMAudio {
         var message = [CChar](repeating: 0, count: 512)
         guard tactus_sndfile_load(&message, Int32(message.count)) == 0 else {
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -63,6 +64,17 @@ enum SFZSampleReader {
         }
         // FLAC and 24-bit files carry a low byte worth keeping; 16-bit sources come out with it zero.
         let hasLowBytes = decoded.contains { $0.contains { $0 & 0xFF != 0 } }
-        return PCMAudio(sampleRate: Int(info.samplerate), channels: decoded, hasLowBytes: hasLowBytes)
+        var audio = PCMAudio(sampleRate: Int(info.samplerate), channels: decoded, hasLowBytes: hasLowBytes)
+        var instrument = tactus_SF_INSTRUMENT()
+        if tactus_sf_command(file, Int32(TACTUS_SFC_GET_INSTRUMENT), &instrument, Int32(MemoryLayout<tactus_SF_INSTRUMENT>.size))
+            == Int32(TACTUS_SF_TRUE) {
+            audio.rootKey = (0...127).contains(Int(instrument.basenote)) ? Int(instrument.basenote) : nil
+            // libsndfile's loop end is one past the last frame played (sfizz subtracts one too).
+            let first = instrument.loops.0
+            if instrument.loop_count > 0, first.end > first.start {
+                audio.loop = PCMLoop(start: Int(first.start), end: Int(first.end) - 1)
+            }
+        }
+        return audio
     }
 }

@@ -31,6 +31,16 @@ struct NotPlayedLog {
     }
 }
 
+/// A sample file decoded into the bank: its first header, channels, frames, and the loop and
+/// root key the file stores.
+struct DecodedSample {
+    var first: Int
+    var channels: Int
+    var frames: Int
+    var loop: PCMLoop?
+    var rootKey: Int?
+}
+
 /// SFZ regions turned into SoundFont regions over one bank's samples.
 struct SFZTranslator {
     let options: SFZPlaybackOptions
@@ -39,8 +49,9 @@ struct SFZTranslator {
     var outputGain = 0.0
     /// The sampler's selection rule of each SoundFont region, in order.
     var rules: [SamplerRegionRule] = []
-    /// First header index and channel count of each decoded file, by path.
-    private var decoded: [String: (first: Int, channels: Int, frames: Int)] = [:]
+    /// First header index, channel count, frames and stored loop and root key of each decoded
+    /// file, by path.
+    private var decoded: [String: DecodedSample] = [:]
     private var memoryUsed = 0
 
     static let parsedNotPlayed = "parsed but not played"
@@ -65,11 +76,19 @@ struct SFZTranslator {
         }
         var result: [SoundFontRegion] = []
         for region in playing {
-            guard case .file(let path) = region.sample, let rule = rule(for: region) else { continue }
+            guard case .file(let path) = region.sample, var rule = rule(for: region) else { continue }
             let source = try samples(of: path, region: region)
+            // As sfizz, a release region with no loop_mode and no loop in its file is one_shot:
+            // striking the key again does not cut it.
+            if region.loopMode == nil, source.loop == nil, region.trigger == .release || region.trigger == .releaseKey {
+                rule.ignoresNoteOff = true
+            }
             let before = result.count
             try append(region, source: source, to: &result)
-            rules.append(contentsOf: repeatElement(rule, count: result.count - before))
+            var sister = rule
+            sister.pairedWithPreviousRegion = true
+            // A stereo sample's right channel sounds with its left as one voice.
+            rules.append(contentsOf: (0..<result.count - before).map { $0 == 0 ? rule : sister })
         }
         return result
     }
@@ -91,9 +110,6 @@ struct SFZTranslator {
         guard region.triggersOnNote, region.keyRange.low <= region.keyRange.high,
               region.velocityRange.low <= region.velocityRange.high, region.channelRange.low <= region.channelRange.high,
               region.randomRange.low < region.randomRange.high || region.randomRange.high >= 1 else { return false }
-        if region.trigger == .release {
-            notPlayed.add(region, "trigger", "release starts at the key's release even while the sustain pedal is down (as release_key)")
-        }
         return rule(for: region) != nil
     }
 
@@ -103,7 +119,8 @@ struct SFZTranslator {
         var rule = SamplerRegionRule()
         switch region.trigger {
         case .attack: rule.trigger = .attack
-        case .release, .releaseKey: rule.trigger = .release
+        case .release: rule.trigger = .release
+        case .releaseKey: rule.trigger = .releaseKey
         case .first: rule.trigger = .first
         case .legato: rule.trigger = .legato
         }
@@ -119,6 +136,17 @@ struct SFZTranslator {
         if let range = region.keyswitchRange, range.low <= range.high {
             rule.keyswitchRange = UInt8(min(max(range.low, 0), 127))...UInt8(min(max(range.high, 0), 127))
         }
+        rule.polyphony = region.polyphony
+        rule.notePolyphony = region.notePolyphony
+        rule.highPassFilter = region.cutoff != nil && region.filterType == .highPassTwoPole
+        rule.velocityGains = Self.velocityGains(region)
+        rule.releaseDecibelsPerSecond = max(0, region.releaseTriggerDecay)
+        let amp = region.amplitudeEnvelope
+        if amp.start != 0 || Self.hasVelocityTerms(amp) { rule.amplitudeEnvelope = Self.envelopeRule(amp) }
+        let fileg = region.filterEnvelope
+        if region.cutoff != nil, region.filterType != .highPassOnePole, fileg.depth != 0, Self.hasVelocityTerms(fileg) {
+            rule.modulationEnvelope = Self.envelopeRule(fileg)
+        }
         rule.keyswitch = region.keyswitchLast.map { UInt8(min(max($0, 0), 127)) }
         rule.keyswitchDefault = region.keyswitchDefault.map { UInt8(min(max($0, 0), 127)) }
         for (controller, range) in region.controllerRanges.sorted(by: { $0.key < $1.key }) where (0...127).contains(controller) {
@@ -129,8 +157,37 @@ struct SFZTranslator {
         return rule
     }
 
+    /// The region's gain at each velocity, as sfizz computes it: the `amp_velcurve_N` curve, or
+    /// velocity² (velocity / 127 squared) without one, then moved toward 1 as `amp_veltrack`
+    /// falls from 100 %, and inverted for a negative `amp_veltrack`.
+    static func velocityGains(_ region: SFZRegion) -> [Float] {
+        let curve = region.velocityCurveTable()
+        let track = region.ampVeltrack / 100
+        return (0..<128).map { velocity in
+            let x = Double(velocity) / 127
+            let shaped = curve?[velocity] ?? x * x
+            let lowered = abs(track) * (1 - shaped)
+            return Float(track < 0 ? lowered : 1 - lowered)
+        }
+    }
+
+    static func hasVelocityTerms(_ e: SFZEnvelope) -> Bool {
+        e.velocityToDelay != 0 || e.velocityToAttack != 0 || e.velocityToHold != 0 || e.velocityToDecay != 0
+            || e.velocityToSustain != 0 || e.velocityToRelease != 0
+    }
+
+    static func envelopeRule(_ e: SFZEnvelope) -> SamplerEnvelopeRule {
+        var rule = SamplerEnvelopeRule()
+        (rule.delay, rule.start, rule.attack, rule.hold, rule.decay, rule.sustain, rule.release)
+            = (e.delay, e.start, e.attack, e.hold, e.decay, e.sustain, e.release)
+        (rule.velocityToDelay, rule.velocityToAttack, rule.velocityToHold, rule.velocityToDecay, rule.velocityToSustain,
+         rule.velocityToRelease) = (e.velocityToDelay, e.velocityToAttack, e.velocityToHold, e.velocityToDecay,
+                                    e.velocityToSustain, e.velocityToRelease)
+        return rule
+    }
+
     /// The headers of the decoded file at `path`, decoding it the first time.
-    private mutating func samples(of path: String, region: SFZRegion) throws(SFZPlaybackError) -> (first: Int, channels: Int, frames: Int) {
+    private mutating func samples(of path: String, region: SFZRegion) throws(SFZPlaybackError) -> DecodedSample {
         if let known = decoded[path] { return known }
         let audio: PCMAudio
         do {
@@ -147,17 +204,15 @@ struct SFZTranslator {
             throw SFZPlaybackError(path: path, reason: "the instrument's audio exceeds \(Int32.max) sample points")
         }
         memoryUsed += SoundFontBankBuilder.bytes(frames: audio.frameCount, channels: audio.channels.count, lowBytes: true)
-        let entry = (first, audio.channels.count, audio.frameCount)
+        let entry = DecodedSample(first: first, channels: audio.channels.count, frames: audio.frameCount,
+                                  loop: audio.loop, rootKey: audio.rootKey)
         decoded[path] = entry
         return entry
     }
 
-    static func timecents(_ seconds: Double) -> Int32 {
-        guard seconds > 0 else { return -12_000 }
-        return Int32(min(max((1200 * log2(seconds)).rounded(), -12_000), 8_000))
-    }
+    static func timecents(_ seconds: Double) -> Int32 { SamplerEnvelopeRule.timecents(seconds) }
 
-    private mutating func append(_ region: SFZRegion, source: (first: Int, channels: Int, frames: Int),
+    private mutating func append(_ region: SFZRegion, source: DecodedSample,
                                  to result: inout [SoundFontRegion]) throws(SFZPlaybackError) {
         var generators = SoundFontGenerators.defaults
         var modulators = SoundFontModulator.defaults
@@ -178,15 +233,17 @@ struct SFZTranslator {
         generators[.endAddressCoarseOffset] = Int32(endDelta / 32_768)
 
         // Loop: SFZ's loop_end is the loop's last frame, a SoundFont loop end the frame after it.
+        // As sfizz, the file's loop stands in for loop_start/loop_end the region leaves out, and
+        // a file loop makes a region without loop_mode loop_continuous.
         var loop: (start: Int, end: Int)?
-        switch region.loopMode ?? .noLoop {
+        switch region.loopMode ?? (source.loop != nil ? .loopContinuous : .noLoop) {
         case .noLoop: generators[.sampleModes] = 0
         case .oneShot:
             // Note-off leaves these voices alone (the region's rule), so they play to the end.
             generators[.sampleModes] = 0
         case .loopContinuous, .loopSustain:
-            let start = min(max(region.loopStart ?? 0, 0), lastFrame)
-            let end = min(max(region.loopEnd ?? lastFrame, 0), lastFrame) + 1
+            let start = min(max(region.loopStart ?? source.loop?.start ?? 0, 0), lastFrame)
+            let end = min(max(region.loopEnd ?? source.loop?.end ?? lastFrame, 0), lastFrame) + 1
             if end - start >= 2 {
                 loop = (start, end)
                 generators[.sampleModes] = region.loopMode == .loopSustain ? 3 : 1
@@ -196,7 +253,15 @@ struct SFZTranslator {
         }
 
         // Pitch.
-        generators[.overridingRootKey] = Int32(region.pitchKeycenter)
+        var rootKey = region.pitchKeycenter
+        if region.pitchKeycenterFromSample {
+            if let stored = source.rootKey {
+                rootKey = stored
+            } else {
+                notPlayed.add(region, "pitch_keycenter", "is sample, but the sample stores no root key: played at \(rootKey)")
+            }
+        }
+        generators[.overridingRootKey] = Int32(rootKey)
         let cents = Int((region.transpose * 100 + region.tune).rounded())
         generators[.coarseTune] = Int32(cents / 100)
         generators[.fineTune] = Int32(cents % 100)
@@ -205,10 +270,8 @@ struct SFZTranslator {
         // Level. The sampler scales attenuation generators by 0.4, as FluidSynth does for banks.
         let attenuationDecibels = min(max(outputGain - Self.gain(region), 0), 144)
         generators[.initialAttenuation] = Int32((attenuationDecibels * 10 / 0.4).rounded())
-        // SFZ's velocity-to-gain, played with SoundFont's concave velocity curve scaled by amp_veltrack.
-        let veltrack = min(max(region.ampVeltrack, 0), 100)
-        if region.ampVeltrack < 0 { notPlayed.add(region, "amp_veltrack", "below 0 is played as 0") }
-        modulators[0].amount = Int16((960 * veltrack / 100).rounded())
+        // SFZ's velocity-to-gain is the region rule's gain table, in place of SoundFont's concave curve.
+        modulators[0].amount = 0
 
         // Amplitude envelope.
         let amp = region.amplitudeEnvelope
@@ -218,17 +281,18 @@ struct SFZTranslator {
         generators[.decayVolEnv] = Self.timecents(amp.decay)
         generators[.releaseVolEnv] = Self.timecents(amp.release)
         // The sampler (as FluidSynth) falls 96 dB over 1000 units of sustain, not 100 dB.
-        generators[.sustainVolEnv] = amp.sustain <= 0 ? 1000 : Int32(min(max((-200 * log10(amp.sustain / 100) / 0.96).rounded(), 0), 1000))
+        generators[.sustainVolEnv] = SamplerEnvelopeRule.volumeSustain(amp.sustain)
 
         // SFZ has no vibrato from the modulation wheel or channel pressure (SoundFont's defaults 8.4.3 and 8.4.4).
         modulators[2].amount = 0
         modulators[3].amount = 0
 
-        // Filter: SFZ has no velocity-to-cutoff unless fil_veltrack says so.
+        // Filter: SFZ has no velocity-to-cutoff unless fil_veltrack says so. hpf_2p is the same
+        // filter played as a high-pass (the region rule's).
         modulators[1].amount = 0
         if let cutoff = region.cutoff {
             switch region.filterType {
-            case .lowPassTwoPole, .lowPassOnePole:
+            case .lowPassTwoPole, .lowPassOnePole, .highPassTwoPole:
                 if region.filterType == .lowPassOnePole {
                     notPlayed.add(region, "fil_type", "lpf_1p is played as the two-pole low-pass lpf_2p")
                 }
@@ -255,10 +319,10 @@ struct SFZTranslator {
                     generators[.holdModEnv] = Self.timecents(fileg.hold)
                     generators[.decayModEnv] = Self.timecents(fileg.decay)
                     generators[.releaseModEnv] = Self.timecents(fileg.release)
-                    generators[.sustainModEnv] = Int32(min(max((100 - fileg.sustain) * 10, 0), 1000).rounded())
+                    generators[.sustainModEnv] = SamplerEnvelopeRule.modulationSustain(fileg.sustain)
                     generators[.modEnvToFilterCutoff] = Int32(min(max(fileg.depth, -12_000), 12_000).rounded())
                 }
-            case .highPassOnePole, .highPassTwoPole:
+            case .highPassOnePole:
                 notPlayed.add(region, "fil_type", "\(Self.parsedNotPlayed): \(region.filterType.rawValue) (played unfiltered)")
             }
         }
@@ -268,7 +332,7 @@ struct SFZTranslator {
         let firstHeader = storage.samples.count
         for c in 0..<source.channels {
             var header = storage.samples[source.first + c]
-            header.originalPitch = UInt8(region.pitchKeycenter)
+            header.originalPitch = UInt8(rootKey)
             if let loop {
                 header.loopStart = header.start + loop.start
                 header.loopEnd = header.start + loop.end
@@ -295,27 +359,12 @@ struct SFZTranslator {
         func check(_ unplayed: Bool, _ opcode: String) {
             if unplayed { notPlayed.add(region, opcode, Self.parsedNotPlayed) }
         }
-        check(region.releaseTriggerDecay != 0, "rt_decay")
         if region.offBy != nil, region.offMode == .time {
             notPlayed.add(region, "off_mode", "time is played as fast (off_time is not played)")
         }
-        check(region.polyphony != nil, "polyphony")
-        check(region.notePolyphony != nil, "note_polyphony")
         check(channels == 1 && region.width != 100, "width")
-        check(region.pitchKeycenterFromSample, "pitch_keycenter")
-        check(!region.ampVelocityCurve.isEmpty, "amp_velcurve_N")
-        let amp = region.amplitudeEnvelope
-        check(amp.start != 0, "ampeg_start")
-        check(amp.velocityToDelay != 0, "ampeg_vel2delay")
-        check(amp.velocityToAttack != 0, "ampeg_vel2attack")
-        check(amp.velocityToHold != 0, "ampeg_vel2hold")
-        check(amp.velocityToDecay != 0, "ampeg_vel2decay")
-        check(amp.velocityToSustain != 0, "ampeg_vel2sustain")
-        check(amp.velocityToRelease != 0, "ampeg_vel2release")
         let fil = region.filterEnvelope
         check(fil.start != 0, "fileg_start")
-        check(fil.velocityToDelay != 0 || fil.velocityToAttack != 0 || fil.velocityToHold != 0
-              || fil.velocityToDecay != 0 || fil.velocityToSustain != 0 || fil.velocityToRelease != 0, "fileg_vel2*")
         check(region.cutoff == nil && fil.depth != 0, "fileg_depth")
     }
 }

@@ -37,11 +37,14 @@ struct Envelope {
         }
     }
 
-    /// Fills the sections from durations in control steps and a sustain value (0...1).
+    /// Fills the sections from durations in control steps and a sustain value (0...1); the
+    /// attack rises from `startValue` (0...1).
     mutating func configure(delaySteps: UInt32, attackSteps: UInt32, holdSteps: UInt32, decaySteps: UInt32,
-                            sustainValue: Float, releaseSteps: UInt32, releaseMaximum: Float) {
-        delay = EnvelopeSegment(count: delaySteps, coefficient: 0, increment: 0, minimum: -1, maximum: 1)
-        attack = EnvelopeSegment(count: attackSteps, coefficient: 1, increment: 1 / Float(attackSteps), minimum: -1, maximum: 1)
+                            sustainValue: Float, releaseSteps: UInt32, releaseMaximum: Float, startValue: Float = 0) {
+        // The delay holds the start value, so the attack's first step rises from it.
+        delay = EnvelopeSegment(count: delaySteps, coefficient: 0, increment: startValue, minimum: -1, maximum: 1)
+        attack = EnvelopeSegment(count: attackSteps, coefficient: 1, increment: (1 - startValue) / Float(attackSteps),
+                                 minimum: -1, maximum: 1)
         hold = EnvelopeSegment(count: holdSteps, coefficient: 1, increment: 0, minimum: -1, maximum: 2)
         decay = EnvelopeSegment(count: decaySteps, coefficient: 1, increment: decaySteps > 0 ? -1 / Float(decaySteps) : 0,
                                 minimum: sustainValue, maximum: 2)
@@ -50,7 +53,7 @@ struct Envelope {
                                   maximum: releaseMaximum)
         section = .delay
         count = 0
-        value = 0
+        value = startValue
     }
 
     /// Advances one control step.

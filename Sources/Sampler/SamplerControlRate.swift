@@ -34,7 +34,7 @@ extension SamplerNode {
             v.pointee.increment = max(1, Int64(min(ratio, 256) * 4_294_967_296))
         }
 
-        // Filter: FluidSynth's RBJ low-pass with the cutoff limited to 1500...13500 cents,
+        // Filter: FluidSynth's RBJ low-pass (or a region rule's high-pass) with the cutoff limited to 1500...13500 cents,
         // 5 Hz...0.45 x the sample rate, and the gain lowered by half the resonance peak.
         let fcCents = min(max(Double(v.pointee.filterCents + modLFO * v.pointee.modLFOToFilter
                                      + modEnvelope * v.pointee.modEnvToFilter), 1500), 13_500)
@@ -47,8 +47,14 @@ extension SamplerNode {
             let sinW = Float(sin(omega)), cosW = Float(cos(omega))
             let alpha = sinW / (2 * v.pointee.filterQ)
             let a0Inverse = 1 / (1 + alpha)
-            let b1 = (1 - cosW) * a0Inverse * v.pointee.filterGain
-            v.pointee.target = SIMD4(b1 * 0.5, b1, -2 * cosW * a0Inverse, (1 - alpha) * a0Inverse)
+            if v.pointee.highPass {
+                // RBJ's high-pass: b0 = b2 = (1 + cos w) / 2, b1 = -(1 + cos w).
+                let b1 = -(1 + cosW) * a0Inverse * v.pointee.filterGain
+                v.pointee.target = SIMD4(b1 * -0.5, b1, -2 * cosW * a0Inverse, (1 - alpha) * a0Inverse)
+            } else {
+                let b1 = (1 - cosW) * a0Inverse * v.pointee.filterGain
+                v.pointee.target = SIMD4(b1 * 0.5, b1, -2 * cosW * a0Inverse, (1 - alpha) * a0Inverse)
+            }
         }
         let tb02 = v.pointee.target[0], tb1 = v.pointee.target[1], ta1 = v.pointee.target[2], ta2 = v.pointee.target[3]
         if v.pointee.filterStarted {
@@ -88,6 +94,7 @@ extension SamplerNode {
             }
         }
         amplitude *= masterGain
+        amplitude *= v.pointee.regionGain
         v.pointee.stepL = (amplitude * v.pointee.panLeft - v.pointee.gainL) / interval
         v.pointee.stepR = (amplitude * v.pointee.panRight - v.pointee.gainR) / interval
         let ramped = Float(v.pointee.sendRampFrame)

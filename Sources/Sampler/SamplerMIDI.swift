@@ -27,7 +27,11 @@ extension SamplerNode {
         case 0xF0 where message.status == 0xFF:
             // System reset: silence and return every channel to its initial state.
             for n in 0..<activeCount { beginFade(Int(activeList[n])) }
-            for ch in 0..<16 { resetChannel(ch) }
+            for ch in 0..<16 {
+                resetChannel(ch)
+                // No release region starts for a key struck before the reset.
+                regionRules?.clearKeys(channel: ch)
+            }
         default: break
         }
     }
@@ -48,6 +52,7 @@ extension SamplerNode {
             channels[c].bankMSB = value
         case MIDIController.sustainPedal:
             let down = value >= 64
+            let lifted = channels[c].sustain && !down
             channels[c].sustain = down
             if !down {
                 forEachActive { i in
@@ -57,6 +62,7 @@ extension SamplerNode {
                     }
                 }
             }
+            if lifted, let rules = regionRules { startPendingReleases(channel: c, rules: rules) }
         case MIDIController.sostenutoPedal:
             let down = value >= 64
             if down && !channels[c].sostenuto {
@@ -109,6 +115,8 @@ extension SamplerNode {
             channels[c].pitchWheel = 8192
             channels[c].rpnMSB = 127
             channels[c].rpnLSB = 127
+            // The sustain pedal goes up: release regions it held back start, as when it lifts.
+            if channels[c].sustain, let rules = regionRules { startPendingReleases(channel: c, rules: rules) }
             channels[c].sustain = false
             channels[c].sostenuto = false
             (polyPressure + c * 128).update(repeating: 0, count: 128)
@@ -140,7 +148,22 @@ extension SamplerNode {
             }
         }
         guard let rules = regionRules, let velocity = rules.keyReleased(channel: c, key: key) else { return }
-        startRegions(channel: c, key: key, velocity: velocity, trigger: .release, rules: rules, otherKeysDown: rules.keysDown[c])
+        if channels[c].sustain {
+            // As sfizz: release regions wait for the pedal to lift, release-key regions do not.
+            rules.releasePending[c * 128 + Int(key)] = true
+            startRegions(channel: c, key: key, velocity: velocity, event: .keyUpPedalDown, rules: rules, otherKeysDown: rules.keysDown[c])
+        } else {
+            startRegions(channel: c, key: key, velocity: velocity, event: .keyUp, rules: rules, otherKeysDown: rules.keysDown[c])
+        }
+    }
+
+    /// Starts the release regions of the channel's keys released while the sustain pedal was down.
+    func startPendingReleases(channel c: Int, rules: CompiledRegionRules) {
+        for key in 0..<128 where rules.releasePending[c * 128 + key] {
+            rules.releasePending[c * 128 + key] = false
+            startRegions(channel: c, key: UInt8(key), velocity: rules.noteVelocity[c * 128 + key], event: .pedalUp, rules: rules,
+                         otherKeysDown: rules.keysDown[c])
+        }
     }
 
     /// Stops the channel's voices whose region names `group` in its `offBy`, except those this
@@ -156,8 +179,8 @@ extension SamplerNode {
     }
 
     /// Starts the channel's preset's regions that `key` and `velocity` select (and, with
-    /// rules, that the rules let through for `trigger`).
-    func startRegions(channel c: Int, key: UInt8, velocity: UInt8, trigger: SamplerRegionRule.Trigger,
+    /// rules, that the rules let through for `event`).
+    func startRegions(channel c: Int, key: UInt8, velocity: UInt8, event: CompiledRegionRules.NoteEvent,
                       rules: CompiledRegionRules?, otherKeysDown: Int32) {
         let p = Int(channels[c].preset)
         guard p >= 0 else { return }
@@ -169,12 +192,51 @@ extension SamplerNode {
             guard key >= region.pointee.keyLow, key <= region.pointee.keyHigh,
                   velocity >= region.pointee.velocityLow, velocity <= region.pointee.velocityHigh else { continue }
             if let rules {
-                guard rules.allows(r, trigger: trigger, channel: c, otherKeysDown: otherKeysDown, draw: draw,
+                guard rules.allows(r, event: event, channel: c, otherKeysDown: otherKeysDown, draw: draw,
                                    controllerValues: controllers + c * 128) else { continue }
                 let group = rules.group(r)
                 if group != 0 { stopVoices(offBy: group, channel: c, rules: rules) }
+                if !rules.rules[r].paired {
+                    if rules.rules[r].notePolyphony > 0 {
+                        limitVoices(to: Int(rules.rules[r].notePolyphony), group: group, region: -1, key: Int(key), rules: rules)
+                    }
+                    if rules.rules[r].polyphony > 0 {
+                        limitVoices(to: Int(rules.rules[r].polyphony), group: group, region: group == 0 ? r : -1, key: -1, rules: rules)
+                    }
+                }
             }
-            startVoice(channel: c, key: key, velocity: velocity, region: r)
+            let held = rules.map { position - $0.noteOnFrame[c * 128 + Int(key)] } ?? 0
+            startVoice(channel: c, key: key, velocity: velocity, region: r, heldFrames: event == .keyDown ? 0 : held)
+        }
+    }
+
+    /// Stops the oldest voices (not released) of `group` (of `region` when it is not -1; on `key`
+    /// when it is not -1) until fewer than `limit` sound, making room for one more. A stopped
+    /// voice's paired second channel stops with it; each stops as its region's off mode says.
+    func limitVoices(to limit: Int, group: Int, region: Int, key: Int, rules: CompiledRegionRules) {
+        func counts(_ v: UnsafeMutablePointer<SamplerVoice>) -> Bool {
+            guard v.pointee.state == .playing, !v.pointee.released, v.pointee.region >= 0, Int(v.pointee.region) < rules.count,
+                  !rules.rules[Int(v.pointee.region)].paired else { return false }
+            if key >= 0 && Int(v.pointee.noteKey) != key { return false }
+            return region >= 0 ? Int(v.pointee.region) == region : rules.group(Int(v.pointee.region)) == group
+        }
+        var counted = 0
+        forEachActive { i in if counts(voices + i) { counted += 1 } }
+        while counted >= limit {
+            var oldest = -1
+            forEachActive { i in
+                if counts(voices + i), oldest < 0 || voices[i].serial < voices[oldest].serial { oldest = i }
+            }
+            guard oldest >= 0 else { return }
+            let noteID = voices[oldest].noteID, sister = voices[oldest].region + 1
+            let releases = rules.rules[Int(voices[oldest].region)].offReleases
+            forEachActive { i in
+                let v = voices + i
+                guard v.pointee.state == .playing, i == oldest || (v.pointee.noteID == noteID && v.pointee.region == sister
+                                                                   && Int(sister) < rules.count && rules.rules[Int(sister)].paired) else { return }
+                if releases { release(i) } else { beginFade(i) }
+            }
+            counted -= 1
         }
     }
 
@@ -242,7 +304,7 @@ extension SamplerNode {
                 noteOffVoice(i)
             }
         }
-        let others = regionRules?.keyPressed(channel: c, key: key, velocity: velocity) ?? 0
-        startRegions(channel: c, key: key, velocity: velocity, trigger: .attack, rules: regionRules, otherKeysDown: others)
+        let others = regionRules?.keyPressed(channel: c, key: key, velocity: velocity, frame: position) ?? 0
+        startRegions(channel: c, key: key, velocity: velocity, event: .keyDown, rules: regionRules, otherKeysDown: others)
     }
 }

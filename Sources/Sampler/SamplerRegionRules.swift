@@ -1,3 +1,5 @@
+import Foundation
+
 /// When a region may start, beyond its key and velocity ranges: the selection rules of
 /// formats such as SFZ that SoundFont generators cannot express. ``SamplerNode`` consults one
 /// rule per region of its bank (in the order of the presets' regions) at every note-on and
@@ -7,12 +9,14 @@ public struct SamplerRegionRule: Sendable, Hashable {
     public enum Trigger: UInt8, Sendable, Hashable {
         /// Note-on (the default).
         case attack
-        /// Note-off, with the note-on's velocity.
+        /// Note-off, with the note-on's velocity; while the sustain pedal is down, when it lifts.
         case release
         /// Note-on when no other key is down on the channel.
         case first
         /// Note-on while another key is down on the channel.
         case legato
+        /// Note-off, with the note-on's velocity, even while the sustain pedal is down.
+        case releaseKey
     }
 
     /// What starts the region.
@@ -49,9 +53,97 @@ public struct SamplerRegionRule: Sendable, Hashable {
     /// True when note-off (and the pedals) leave the region's voices alone: they play to the
     /// sample's end (SFZ's `loop_mode=one_shot`, for drums struck with short notes).
     public var ignoresNoteOff = false
+    /// The region's gain (amplitude, 0-1) for each note-on velocity 0...127, multiplied into its
+    /// level at note-on: 128 values, or empty for none. Formats whose velocity curve SoundFont
+    /// cannot express (SFZ's `amp_veltrack`, `amp_velcurve_N`) give it and leave the bank's
+    /// velocity-to-attenuation modulator at 0.
+    public var velocityGains: [Float] = []
+    /// Decibels a ``Trigger/release`` or ``Trigger/releaseKey`` voice is quieter per second its
+    /// key was held, from note-on to the voice's start (SFZ's `rt_decay`).
+    public var releaseDecibelsPerSecond = 0.0
+    /// The amplitude envelope as seconds and percentages with velocity terms, applied at
+    /// note-on over the bank's volume-envelope generators; nil to play the bank's.
+    public var amplitudeEnvelope: SamplerEnvelopeRule?
+    /// The same for the modulation envelope (its ``SamplerEnvelopeRule/start`` is not used).
+    public var modulationEnvelope: SamplerEnvelopeRule?
+    /// The most voices sounding at once (not released) of the region's ``group``, or of this
+    /// region when its group is 0; starting the region past it stops the oldest such voice (fast
+    /// or through its release, as ``offReleases`` of that voice's region says), as sfizz's
+    /// `polyphony`. Nil: no limit.
+    public var polyphony: Int?
+    /// The same limit for the voices of the region's ``group`` on the note's key (sfizz's
+    /// `note_polyphony`). Nil: no limit.
+    public var notePolyphony: Int?
+    /// True when the region sounds with the region before it as one voice (the second channel
+    /// of a stereo sample): it is not counted against ``polyphony`` and stops with it.
+    public var pairedWithPreviousRegion = false
+    /// True to play the region's filter (its cutoff and resonance generators, modulators and
+    /// envelope) as a resonant two-pole high-pass instead of the low-pass (SFZ's `hpf_2p`).
+    public var highPassFilter = false
 
     /// A rule that lets the region play on every note-on (SoundFont's behaviour).
     public init() {}
+}
+
+/// An envelope whose times and sustain follow the note-on velocity, as SFZ's `ampeg_*` and
+/// `fileg_*` opcodes describe it: each `velocityTo...` term is added at full velocity, scaled
+/// by velocity / 127 (as sfizz).
+public struct SamplerEnvelopeRule: Sendable, Hashable {
+    /// Seconds before the attack.
+    public var delay = 0.0
+    /// The level the attack starts from, percent of full amplitude (volume envelope only).
+    public var start = 0.0
+    /// Attack seconds.
+    public var attack = 0.0
+    /// Hold seconds.
+    public var hold = 0.0
+    /// Decay seconds.
+    public var decay = 0.0
+    /// Sustain level, percent.
+    public var sustain = 100.0
+    /// Release seconds.
+    public var release = 0.0
+    /// Seconds added to ``delay`` at full velocity.
+    public var velocityToDelay = 0.0
+    /// Seconds added to ``attack`` at full velocity.
+    public var velocityToAttack = 0.0
+    /// Seconds added to ``hold`` at full velocity.
+    public var velocityToHold = 0.0
+    /// Seconds added to ``decay`` at full velocity.
+    public var velocityToDecay = 0.0
+    /// Percent added to ``sustain`` at full velocity.
+    public var velocityToSustain = 0.0
+    /// Seconds added to ``release`` at full velocity.
+    public var velocityToRelease = 0.0
+
+    /// An envelope with no delay, instant attack, hold, decay and release, full sustain.
+    public init() {}
+
+    /// `seconds` as SoundFont timecents (-12,000 for 0 or less, at most 8,000).
+    public static func timecents(_ seconds: Double) -> Int32 {
+        guard seconds > 0 else { return -12_000 }
+        return Int32(min(max((1200 * log2(seconds)).rounded(), -12_000), 8_000))
+    }
+
+    /// A sustain of `percent` of full amplitude as the volume envelope's sustain generator:
+    /// centibels of attenuation, scaled for the sampler's 96 dB envelope range (FluidSynth's).
+    public static func volumeSustain(_ percent: Double) -> Int32 {
+        percent <= 0 ? 1000 : Int32(min(max((-200 * log10(percent / 100) / 0.96).rounded(), 0), 1000))
+    }
+
+    /// A sustain of `percent` as the modulation envelope's sustain generator (0.1 % units below full).
+    public static func modulationSustain(_ percent: Double) -> Int32 {
+        Int32(min(max((100 - percent) * 10, 0), 1000).rounded())
+    }
+
+    /// The generators' values at `velocity` (0-127): delay, attack, hold, decay and release
+    /// timecents, and the sustain percentage.
+    func values(velocity: UInt8) -> (delay: Int32, attack: Int32, hold: Int32, decay: Int32, release: Int32, sustain: Double) {
+        let v = Double(velocity) / 127
+        return (Self.timecents(delay + velocityToDelay * v), Self.timecents(attack + velocityToAttack * v),
+                Self.timecents(hold + velocityToHold * v), Self.timecents(decay + velocityToDecay * v),
+                Self.timecents(release + velocityToRelease * v), min(max(sustain + velocityToSustain * v, 0), 100))
+    }
 }
 
 /// A controller condition of a ``SamplerRegionRule``.
@@ -84,11 +176,36 @@ final class CompiledRegionRules {
         /// `Int.min`: stopped by no group.
         var offBy: Int
         var offReleases: Bool
+        /// Index of the region's first velocity gain in ``CompiledRegionRules/gains``, -1 for none.
+        var gainStart: Int32
+        var releaseDecibelsPerSecond: Double
+        /// Indices into ``CompiledRegionRules/envelopes``, -1 for the bank's envelope.
+        var amplitudeEnvelope: Int32, modulationEnvelope: Int32
+        var highPassFilter: Bool
+        /// 0: no limit.
+        var polyphony: Int32, notePolyphony: Int32
+        var paired: Bool
+    }
+
+    /// What a note did, for the triggers that answer it.
+    enum NoteEvent {
+        /// A key went down.
+        case keyDown
+        /// A key went up with the sustain pedal up: release and release-key regions start.
+        case keyUp
+        /// A key went up while the sustain pedal is down: only release-key regions start.
+        case keyUpPedalDown
+        /// The sustain pedal lifted after the key went up: release regions start.
+        case pedalUp
     }
 
     let count: Int
     let rules: UnsafeMutablePointer<Rule>
     let controllers: UnsafeMutablePointer<(controller: UInt8, low: UInt8, high: UInt8)>
+    /// The velocity gains of the regions that have them, 128 each.
+    let gains: UnsafeMutablePointer<Float>
+    let envelopes: UnsafeMutablePointer<SamplerEnvelopeRule>
+    let envelopeCount: Int
     /// Per region: note-ons that matched its ranges so far (the round robin's position).
     let sequenceCounters: UnsafeMutablePointer<Int32>
     /// Keys that are key switches.
@@ -99,6 +216,11 @@ final class CompiledRegionRules {
     /// Per channel and key: down, and the velocity it was struck with.
     let keyDown: UnsafeMutablePointer<Bool>
     let noteVelocity: UnsafeMutablePointer<UInt8>
+    /// Per channel and key: the frame of its last note-on.
+    let noteOnFrame: UnsafeMutablePointer<Int64>
+    /// Per channel and key: released while the sustain pedal was down, its release regions
+    /// waiting for the pedal to lift.
+    let releasePending: UnsafeMutablePointer<Bool>
     /// Per channel: keys down.
     let keysDown: UnsafeMutablePointer<Int32>
     var randomState: UInt64 = 0
@@ -110,18 +232,45 @@ final class CompiledRegionRules {
         let conditions = list.flatMap(\.controllerRanges)
         controllers = .allocate(capacity: max(1, conditions.count))
         for (i, c) in conditions.enumerated() { controllers[i] = (c.controller, c.values.lowerBound, c.values.upperBound) }
+        let gainTables = list.filter { $0.velocityGains.count == 128 }
+        gains = .allocate(capacity: max(1, 128 * gainTables.count))
+        let envelopeList = list.flatMap { [$0.amplitudeEnvelope, $0.modulationEnvelope].compactMap { $0 } }
+        envelopeCount = envelopeList.count
+        let envelopeStore = UnsafeMutablePointer<SamplerEnvelopeRule>.allocate(capacity: max(1, envelopeList.count))
+        envelopeStore.initialize(repeating: SamplerEnvelopeRule(), count: max(1, envelopeList.count))
+        envelopes = envelopeStore
+        var gainCount: Int32 = 0, envelopeIndex: Int32 = 0
         var start: Int32 = 0
         isKeyswitch = .allocate(capacity: 128)
         isKeyswitch.initialize(repeating: false, count: 128)
         var fallback: Int16 = -1
         for (i, rule) in list.enumerated() {
+            var gainStart: Int32 = -1
+            if rule.velocityGains.count == 128 {
+                gainStart = 128 * gainCount
+                for (v, gain) in rule.velocityGains.enumerated() { gains[Int(gainStart) + v] = gain }
+                gainCount += 1
+            }
+            func place(_ envelope: SamplerEnvelopeRule?) -> Int32 {
+                guard let envelope else { return -1 }
+                envelopeStore[Int(envelopeIndex)] = envelope
+                envelopeIndex += 1
+                return envelopeIndex - 1
+            }
+            let amplitudeEnvelope = place(rule.amplitudeEnvelope), modulationEnvelope = place(rule.modulationEnvelope)
             rules[i] = Rule(trigger: rule.trigger, channelLow: rule.channels.lowerBound, channelHigh: rule.channels.upperBound,
                             sequenceLength: Int32(max(1, rule.sequenceLength)), sequencePosition: Int32(max(1, rule.sequencePosition)),
                             randomLow: rule.randomLow, randomHigh: rule.randomHigh,
                             keyswitch: rule.keyswitch.map { Int16($0) } ?? -1,
                             controllerStart: start, controllerCount: Int32(rule.controllerRanges.count),
                             ignoresNoteOff: rule.ignoresNoteOff, group: rule.group, offBy: rule.offBy ?? Int.min,
-                            offReleases: rule.offReleases)
+                            offReleases: rule.offReleases, gainStart: gainStart,
+                            releaseDecibelsPerSecond: rule.releaseDecibelsPerSecond,
+                            amplitudeEnvelope: amplitudeEnvelope, modulationEnvelope: modulationEnvelope,
+                            highPassFilter: rule.highPassFilter,
+                            polyphony: Int32(clamping: max(0, rule.polyphony ?? 0)),
+                            notePolyphony: Int32(clamping: max(0, rule.notePolyphony ?? 0)),
+                            paired: rule.pairedWithPreviousRegion)
             start += Int32(rule.controllerRanges.count)
             if let range = rule.keyswitchRange { for k in range where k < 128 { isKeyswitch[Int(k)] = true } }
             if let k = rule.keyswitch, rule.keyswitchRange == nil, k < 128 { isKeyswitch[Int(k)] = true }
@@ -132,6 +281,8 @@ final class CompiledRegionRules {
         lastKeyswitch = .allocate(capacity: 16)
         keyDown = .allocate(capacity: 16 * 128)
         noteVelocity = .allocate(capacity: 16 * 128)
+        noteOnFrame = .allocate(capacity: 16 * 128)
+        releasePending = .allocate(capacity: 16 * 128)
         keysDown = .allocate(capacity: 16)
         reset()
     }
@@ -139,6 +290,11 @@ final class CompiledRegionRules {
     deinit {
         rules.deallocate()
         controllers.deallocate()
+        gains.deallocate()
+        envelopes.deinitialize(count: max(1, envelopeCount))
+        envelopes.deallocate()
+        noteOnFrame.deallocate()
+        releasePending.deallocate()
         sequenceCounters.deallocate()
         isKeyswitch.deallocate()
         lastKeyswitch.deallocate()
@@ -152,6 +308,8 @@ final class CompiledRegionRules {
         lastKeyswitch.initialize(repeating: -1, count: 16)
         keyDown.initialize(repeating: false, count: 16 * 128)
         noteVelocity.initialize(repeating: 0, count: 16 * 128)
+        noteOnFrame.initialize(repeating: 0, count: 16 * 128)
+        releasePending.initialize(repeating: false, count: 16 * 128)
         keysDown.initialize(repeating: 0, count: 16)
         randomState = Self.randomSeed
     }
@@ -168,9 +326,10 @@ final class CompiledRegionRules {
 
     /// Records a key going down (call before matching regions): key switches, keys down.
     /// Returns how many other keys were down on the channel.
-    func keyPressed(channel c: Int, key: UInt8, velocity: UInt8) -> Int32 {
+    func keyPressed(channel c: Int, key: UInt8, velocity: UInt8, frame: Int64) -> Int32 {
         if isKeyswitch[Int(key)] { lastKeyswitch[c] = Int16(key) }
         let slot = c * 128 + Int(key)
+        noteOnFrame[slot] = frame
         let others = keysDown[c] - (keyDown[slot] ? 1 : 0)
         if !keyDown[slot] { keysDown[c] += 1 }
         keyDown[slot] = true
@@ -196,7 +355,36 @@ final class CompiledRegionRules {
     /// Forgets the channel's keys (all notes off): no release regions start for them.
     func clearKeys(channel c: Int) {
         (keyDown + c * 128).update(repeating: false, count: 128)
+        (releasePending + c * 128).update(repeating: false, count: 128)
         keysDown[c] = 0
+    }
+
+    /// Region `r`'s gain for a note of `velocity` whose key went down `heldFrames` frames ago
+    /// (counted for release triggers only).
+    @inline(__always)
+    func gain(_ r: Int, velocity: UInt8, heldFrames: Int64, sampleRate: Double) -> Float {
+        guard r < count else { return 1 }
+        let rule = rules + r
+        var gain: Float = 1
+        if rule.pointee.gainStart >= 0 { gain = gains[Int(rule.pointee.gainStart) + Int(velocity & 0x7F)] }
+        if rule.pointee.releaseDecibelsPerSecond != 0, rule.pointee.trigger == .release || rule.pointee.trigger == .releaseKey {
+            let decibels = -rule.pointee.releaseDecibelsPerSecond * Double(max(0, heldFrames)) / sampleRate
+            gain *= Float(pow(10, decibels / 20))
+        }
+        return gain
+    }
+
+    /// True when region `r`'s filter is a high-pass.
+    @inline(__always)
+    func highPassFilter(_ r: Int) -> Bool { r < count && rules[r].highPassFilter }
+
+    /// Region `r`'s amplitude and modulation envelope rules, if it has them.
+    @inline(__always)
+    func envelopes(_ r: Int) -> (amplitude: UnsafeMutablePointer<SamplerEnvelopeRule>?, modulation: UnsafeMutablePointer<SamplerEnvelopeRule>?) {
+        guard r < count else { return (nil, nil) }
+        let rule = rules[r]
+        return (rule.amplitudeEnvelope >= 0 ? envelopes + Int(rule.amplitudeEnvelope) : nil,
+                rule.modulationEnvelope >= 0 ? envelopes + Int(rule.modulationEnvelope) : nil)
     }
 
     /// Records a key going up; returns the velocity it was struck with, or nil when it was not down.
@@ -210,15 +398,16 @@ final class CompiledRegionRules {
 
     /// Whether region `r`, whose key and velocity ranges matched, starts now. Advances its
     /// round-robin counter when the trigger matches.
-    func allows(_ r: Int, trigger: SamplerRegionRule.Trigger, channel c: Int, otherKeysDown: Int32, draw: Double,
+    func allows(_ r: Int, event: NoteEvent, channel c: Int, otherKeysDown: Int32, draw: Double,
                 controllerValues: UnsafePointer<UInt8>) -> Bool {
-        guard r < count else { return trigger == .attack }
+        guard r < count else { return event == .keyDown }
         let rule = rules + r
         switch rule.pointee.trigger {
-        case .attack: guard trigger == .attack else { return false }
-        case .release: guard trigger == .release else { return false }
-        case .first: guard trigger == .attack, otherKeysDown == 0 else { return false }
-        case .legato: guard trigger == .attack, otherKeysDown > 0 else { return false }
+        case .attack: guard event == .keyDown else { return false }
+        case .release: guard event == .keyUp || event == .pedalUp else { return false }
+        case .releaseKey: guard event == .keyUp || event == .keyUpPedalDown else { return false }
+        case .first: guard event == .keyDown, otherKeysDown == 0 else { return false }
+        case .legato: guard event == .keyDown, otherKeysDown > 0 else { return false }
         }
         // As sfizz, every note that matches the ranges moves the round robin on, whatever else decides.
         let position = sequenceCounters[r] % rule.pointee.sequenceLength

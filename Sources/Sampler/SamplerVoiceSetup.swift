@@ -57,7 +57,7 @@ extension SamplerNode {
         return tables.transform(s, value: raw, range: range)
     }
 
-    func startVoice(channel c: Int, key: UInt8, velocity: UInt8, region r: Int) {
+    func startVoice(channel c: Int, key: UInt8, velocity: UInt8, region r: Int, heldFrames: Int64 = 0) {
         let base = compiled.generators + Int(compiled.regions[r].generatorOffset)
         let sampleIndex = Int(compiled.regions[r].sampleIndex)
         guard sampleIndex >= 0, sampleIndex < compiled.sampleCount else { return }
@@ -104,7 +104,32 @@ extension SamplerNode {
         v.pointee.velocity = forcedVelocity >= 1 && forcedVelocity <= 127 ? forcedVelocity : Float(velocity)
         v.pointee.controlSerial = channels[c].serial
         computeEffective(i)
-        setUpVoice(v, sampleIndex: sampleIndex, decoded: decoded)
+        var amplitudeStart: Float = 0
+        if let rules = regionRules {
+            v.pointee.regionGain = rules.gain(r, velocity: velocity, heldFrames: heldFrames, sampleRate: sampleRate)
+            v.pointee.highPass = rules.highPassFilter(r)
+            let (amplitude, modulation) = rules.envelopes(r)
+            if let amplitude {
+                let e = amplitude.pointee.values(velocity: velocity)
+                effective[SoundFontGenerator.delayVolEnv.rawValue] = Float(e.delay)
+                effective[SoundFontGenerator.attackVolEnv.rawValue] = Float(e.attack)
+                effective[SoundFontGenerator.holdVolEnv.rawValue] = Float(e.hold)
+                effective[SoundFontGenerator.decayVolEnv.rawValue] = Float(e.decay)
+                effective[SoundFontGenerator.releaseVolEnv.rawValue] = Float(e.release)
+                effective[SoundFontGenerator.sustainVolEnv.rawValue] = Float(SamplerEnvelopeRule.volumeSustain(e.sustain))
+                amplitudeStart = Float(min(max(amplitude.pointee.start / 100, 0), 1))
+            }
+            if let modulation {
+                let e = modulation.pointee.values(velocity: velocity)
+                effective[SoundFontGenerator.delayModEnv.rawValue] = Float(e.delay)
+                effective[SoundFontGenerator.attackModEnv.rawValue] = Float(e.attack)
+                effective[SoundFontGenerator.holdModEnv.rawValue] = Float(e.hold)
+                effective[SoundFontGenerator.decayModEnv.rawValue] = Float(e.decay)
+                effective[SoundFontGenerator.releaseModEnv.rawValue] = Float(e.release)
+                effective[SoundFontGenerator.sustainModEnv.rawValue] = Float(SamplerEnvelopeRule.modulationSustain(e.sustain))
+            }
+        }
+        setUpVoice(v, sampleIndex: sampleIndex, decoded: decoded, amplitudeStart: amplitudeStart)
         applyModulatedValues(v)
         v.pointee.volumeEnvelope.step()
         v.pointee.modulationEnvelope.step()
@@ -128,7 +153,7 @@ extension SamplerNode {
     }
 
     /// Sample points, loop, root pitch and envelopes: what is fixed when a voice starts.
-    func setUpVoice(_ v: UnsafeMutablePointer<SamplerVoice>, sampleIndex: Int, decoded: DecodedSample?) {
+    func setUpVoice(_ v: UnsafeMutablePointer<SamplerVoice>, sampleIndex: Int, decoded: DecodedSample?, amplitudeStart: Float = 0) {
         let e = effective
         var s = compiled.samples[sampleIndex]
         var lastWord = compiled.wordCount
@@ -196,7 +221,7 @@ extension SamplerNode {
             sustainValue: min(max(1 - 0.001 * g(.sustainVolEnv), 0), 1),
             // FluidSynth never releases faster than -7200 timecents (15 ms), which avoids clicks.
             releaseSteps: 1 + steps(g(.releaseVolEnv), -7200, 8000),
-            releaseMaximum: 1)
+            releaseMaximum: 1, startValue: amplitudeStart)
         v.pointee.modulationEnvelope.configure(
             delaySteps: steps(g(.delayModEnv), -12_000, 5000),
             attackSteps: 1 + steps(g(.attackModEnv), -12_000, 8000),

@@ -78,6 +78,8 @@ struct SamplerVoice {
     var targetCents: Double = -1
     var targetQ: Float = -1
     var filterStarted = false
+    /// The filter is a high-pass (a region rule's); the direct form fits it, as its b0 = b2 too.
+    var highPass = false
 
     // Levels: attenuation in centibels, and the smallest it can be (the noise-floor test).
     var attenuation: Float = 0
@@ -85,6 +87,8 @@ struct SamplerVoice {
     var amplitudeCentibels: Float = .nan
     var amplitudeOfCentibels: Float = 0
     var minimumAttenuation: Float = 0
+    /// The region rule's gain for the note (velocity curve, release decay); 1 without rules.
+    var regionGain: Float = 1
     var panLeft: Float = 0.707, panRight: Float = 0.707
     var reverbSend: Float = 0, chorusSend: Float = 0
     // Output gains (amplitude times pan or send), ramping linearly to the grid's targets.

@@ -7,12 +7,20 @@ public struct PCMAudio: Sendable, Hashable {
     public var channels: [[Int32]]
     /// True when the source held more than 16 bits per sample, so the low byte matters.
     public var hasLowBytes: Bool
+    /// The loop stored in the file (a WAV `smpl` chunk's first loop, or libsndfile's
+    /// instrument loop), nil when it stores none.
+    public var loop: PCMLoop?
+    /// The key at which the file plays unshifted, as the file stores it (a WAV `smpl`
+    /// chunk's unity note), nil when it stores none.
+    public var rootKey: Int?
 
-    /// Wraps decoded channels.
-    public init(sampleRate: Int, channels: [[Int32]], hasLowBytes: Bool) {
+    /// Wraps decoded channels, with the loop and root key the file stores.
+    public init(sampleRate: Int, channels: [[Int32]], hasLowBytes: Bool, loop: PCMLoop? = nil, rootKey: Int? = nil) {
         self.sampleRate = sampleRate
         self.channels = channels
         self.hasLowBytes = hasLowBytes
+        self.loop = loop
+        self.rootKey = rootKey
     }
 
     /// Frames in each channel.
@@ -23,10 +31,25 @@ public struct PCMAudio: Sendable, Hashable {
     public static func readWAV(contentsOf path: String) throws(PCMAudioError) -> PCMAudio {
         do {
             let audio = try WAVReader.read(contentsOf: path)
-            return PCMAudio(sampleRate: audio.sampleRate, channels: audio.channels, hasLowBytes: audio.hasLowBytes)
+            return PCMAudio(sampleRate: audio.sampleRate, channels: audio.channels, hasLowBytes: audio.hasLowBytes,
+                            loop: audio.loop.map { PCMLoop(start: $0.start, end: $0.end) }, rootKey: audio.rootKey)
         } catch {
             throw PCMAudioError(reason: error.reason, isUnreadableInput: error.isUnreadableInput)
         }
+    }
+}
+
+/// A loop stored in an audio file, in frames from the file's first.
+public struct PCMLoop: Sendable, Hashable {
+    /// The loop's first frame.
+    public var start: Int
+    /// The loop's last frame (played: the loop goes back to ``start`` after it).
+    public var end: Int
+
+    /// A loop from `start` to `end`, both played.
+    public init(start: Int, end: Int) {
+        self.start = start
+        self.end = end
     }
 }
 

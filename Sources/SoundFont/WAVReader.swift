@@ -9,6 +9,10 @@ struct WAVAudio {
     var channels: [[Int32]]
     /// True when the file held more than 16 bits per sample, so the low byte matters.
     var hasLowBytes: Bool
+    /// The first loop of the `smpl` chunk (first and last frame, both played), if any.
+    var loop: (start: Int, end: Int)?
+    /// The `smpl` chunk's unity note (0-127), if any.
+    var rootKey: Int?
 
     var frameCount: Int { channels.first?.count ?? 0 }
 }
@@ -20,8 +24,9 @@ struct WAVProblem: Error {
 }
 
 /// Reads RIFF WAVE files: PCM 8, 16, 24 and 32-bit integer and 32-bit float
-/// (`WAVE_FORMAT_EXTENSIBLE` too), mono or stereo. Other chunks are skipped; a `data` chunk cut
-/// short by the end of the file gives the whole frames present.
+/// (`WAVE_FORMAT_EXTENSIBLE` too), mono or stereo, and the sampler chunk (`smpl`: unity note
+/// and first loop). Other chunks are skipped; a `data` chunk cut short by the end of the file
+/// gives the whole frames present.
 enum WAVReader {
     static func read(contentsOf path: String) throws(WAVProblem) -> WAVAudio {
         try read(readWholeFile(path))
@@ -41,6 +46,7 @@ enum WAVReader {
         }
         var format: (tag: Int, channels: Int, rate: Int, blockAlign: Int, bits: Int)?
         var data: Range<Int>?
+        var sampler: (loop: (start: Int, end: Int)?, rootKey: Int?)?
         var offset = 12
         while offset + 8 <= b.count {
             let id = String(decoding: UnsafeRawBufferPointer(rebasing: b[offset..<offset + 4]), as: UTF8.self)
@@ -57,7 +63,17 @@ enum WAVReader {
                 format = (tag, b.u16le(start + 2), b.u32le(start + 4), b.u16le(start + 12), b.u16le(start + 14))
             } else if id == "data" {
                 data = start..<end
-                if format != nil { break }
+            } else if id == "smpl", end - start >= 36 {
+                // The manufacturer-neutral sampler chunk: unity note at 12, loop count at 28,
+                // 24-byte loops from 36 whose start and end (at 8 and 12) are both played.
+                let unity = b.u32le(start + 12)
+                let loopCount = b.u32le(start + 28)
+                var loop: (start: Int, end: Int)?
+                if loopCount > 0, end - start >= 36 + 24 {
+                    let first = b.u32le(start + 36 + 8), last = b.u32le(start + 36 + 12)
+                    if first <= last { loop = (first, last) }
+                }
+                sampler = (loop, unity <= 127 ? unity : nil)
             }
             offset = start + size + (size & 1)
         }
@@ -98,7 +114,8 @@ enum WAVReader {
                 channels[c].append(value)
             }
         }
-        return WAVAudio(sampleRate: format.rate, channels: channels, hasLowBytes: format.bits > 16)
+        return WAVAudio(sampleRate: format.rate, channels: channels, hasLowBytes: format.bits > 16,
+                        loop: sampler?.loop, rootKey: sampler?.rootKey)
     }
 }
 

@@ -134,6 +134,47 @@ struct SFZRegionRuleTests {
         #expect(peak(kept, 30_000..<40_000) > 0.01)
     }
 
+    @Test("polyphony: a group's third note stops its oldest voice within the 132-frame fade; note_polyphony limits one key")
+    func polyphony() throws {
+        let f = try fixtures()
+        func threeNotes(_ limit: String) throws -> (left: [Float], right: [Float]) {
+            try rig(f, """
+                <group> group=1 \(limit) loop_mode=loop_continuous loop_start=0 loop_end=99 pitch_keytrack=0
+                <region> sample=a.wav key=60 pan=-100
+                <region> sample=b.wav key=62 pan=100
+                <region> sample=c.wav key=64 pan=100
+                """).render(frames: 20_000, notes: [(0, 60, 100, nil), (5_000, 62, 100, nil), (10_000, 64, 100, nil)])
+        }
+        let two = try threeNotes("polyphony=2")
+        #expect(peak(two.left, 9_000..<10_000) > 0.01)
+        #expect(peak(two.left, 10_000 + 132..<20_000) == 0)
+        #expect(tone(two.right, 6_000..<9_900) == 882)
+        #expect(peak(two.right, 15_000..<20_000) > 0.01)
+        let three = try threeNotes("polyphony=3")
+        #expect(peak(three.left, 15_000..<20_000) > 0.01)
+        // A stereo sample's two channels are one voice: two notes of a group fit polyphony=2.
+        try f.writeWAV("stereo.wav", [sine(period: 100, frames: 44_100), sine(period: 50, frames: 44_100)])
+        func stereo(_ limit: Int) throws -> [Float] {
+            try rig(f, "<region> sample=stereo.wav group=1 polyphony=\(limit) loop_mode=loop_continuous loop_start=0 loop_end=99\n")
+                .render(frames: 20_000, notes: [(0, 60, 100, nil), (5_000, 62, 100, nil), (10_000, 64, 100, nil)]).right
+        }
+        let (stereoTwo, stereoThree) = (try stereo(2), try stereo(3))
+        let sameForTwoNotes = stereoTwo[0..<10_000] == stereoThree[0..<10_000]
+        let differentForThree = stereoTwo[10_200..<20_000] != stereoThree[10_200..<20_000]
+        #expect(sameForTwoNotes)
+        #expect(differentForThree)
+        // A one-shot strike plays on under the next unless note_polyphony=1 stops it.
+        func twoStrikes(_ limit: String) throws -> [Float] {
+            try rig(f, "<region> sample=a.wav pitch_keycenter=60 loop_mode=one_shot \(limit)\n")
+                .render(frames: 20_000, notes: [(0, 60, 127, 1_000), (10_000, 60, 64, 11_000)]).left
+        }
+        let alone = try rig(f, "<region> sample=a.wav pitch_keycenter=60 loop_mode=one_shot\n")
+            .render(frames: 20_000, notes: [(10_000, 60, 64, 11_000)]).left
+        let limited = try twoStrikes("note_polyphony=1"), layered = try twoStrikes("")
+        #expect(abs(decibels(peak(limited, 10_200..<20_000) / peak(alone, 10_200..<20_000))) < 0.01)
+        #expect(decibels(peak(layered, 10_200..<20_000) / peak(alone, 10_200..<20_000)) > 3)
+    }
+
     @Test("lochan/hichan and loccN/hiccN gate the region on the channel and the controller's value")
     func channelsAndControllers() throws {
         let f = try fixtures()
@@ -159,14 +200,18 @@ struct SFZRegionRuleTests {
             <group> pitch_keycenter=60 sw_lokey=24 sw_hikey=25 sw_default=24 lokey=48 hikey=72
             <region> sample=a.wav seq_length=2 seq_position=1 sw_last=24 lorand=0 hirand=0.7
             <region> sample=b.wav seq_length=2 seq_position=2 sw_last=24 locc1=0 hicc1=63
-            <region> sample=c.wav trigger=release sw_last=25
-            <region> sample=a.wav trigger=legato lochan=1 hichan=4
+            <region> sample=c.wav trigger=release sw_last=25 polyphony=3 note_polyphony=1 rt_decay=3 ampeg_vel2attack=0.1 ampeg_start=20
+            <region> sample=b.wav trigger=release_key amp_velcurve_64=0.3 fil_type=lpf_2p cutoff=800 fileg_depth=600 fileg_vel2decay=0.2
+            <region> sample=a.wav trigger=legato lochan=1 hichan=4 ampeg_vel2sustain=-20 fil_type=hpf_2p cutoff=300
             """
         var messages: [MIDIMessage] = []
         for n in 0..<40 {
             let key = UInt8(48 + n % 20)
             messages += [MIDIMessage(status: 0x90, data1: n % 7 == 0 ? 25 : 24, data2: 90), MIDIMessage(status: 0x90, data1: key, data2: 100),
                          MIDIMessage(status: 0xB0, data1: 1, data2: UInt8(n * 3 % 128)), MIDIMessage(status: 0x80, data1: key, data2: 0)]
+            // The sustain pedal holds some release regions back until it lifts.
+            if n % 3 == 0 { messages.insert(MIDIMessage(status: 0xB0, data1: 64, data2: 127), at: messages.count - 1) }
+            if n % 3 == 2 { messages.append(MIDIMessage(status: 0xB0, data1: 64, data2: 0)) }
         }
         func events(block b: Int) -> [GraphEvent] {
             // Four messages a block, spread over it.

@@ -19,18 +19,24 @@ final class Fixtures {
 
     func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 
-    /// A 16-bit WAV file of `channels[c][frame]` (values -32768...32767).
-    func writeWAV(_ name: String, _ channels: [[Int16]], rate: Int = 44_100) throws {
+    /// A 16-bit WAV file of `channels[c][frame]` (values -32768...32767), with a `smpl` chunk
+    /// after the audio when `unityNote` or `loop` (first and last frame) is given.
+    func writeWAV(_ name: String, _ channels: [[Int16]], rate: Int = 44_100, unityNote: Int? = nil,
+                  loop: (start: Int, end: Int)? = nil) throws {
         let count = channels[0].count, n = channels.count
-        var data = Data("RIFF".utf8)
         func le32(_ v: Int) -> Data { withUnsafeBytes(of: UInt32(v).littleEndian) { Data($0) } }
         func le16(_ v: Int) -> Data { withUnsafeBytes(of: UInt16(v).littleEndian) { Data($0) } }
-        data += le32(36 + 2 * n * count) + Data("WAVEfmt ".utf8) + le32(16) + le16(1) + le16(n) + le32(rate) + le32(rate * 2 * n)
+        var body = Data("WAVEfmt ".utf8) + le32(16) + le16(1) + le16(n) + le32(rate) + le32(rate * 2 * n)
             + le16(2 * n) + le16(16) + Data("data".utf8) + le32(2 * n * count)
         for i in 0..<count {
-            for c in 0..<n { data += withUnsafeBytes(of: channels[c][i].littleEndian) { Data($0) } }
+            for c in 0..<n { body += withUnsafeBytes(of: channels[c][i].littleEndian) { Data($0) } }
         }
-        try data.write(to: url.appendingPathComponent(name))
+        if unityNote != nil || loop != nil {
+            let loops = loop.map { le32(0) + le32(0) + le32($0.start) + le32($0.end) + le32(0) + le32(0) } ?? Data()
+            body += Data("smpl".utf8) + le32(36 + loops.count) + le32(0) + le32(0) + le32(1_000_000_000 / rate)
+                + le32(unityNote ?? 60) + le32(0) + le32(0) + le32(0) + le32(loop == nil ? 0 : 1) + le32(0) + loops
+        }
+        try (Data("RIFF".utf8) + le32(body.count) + body).write(to: url.appendingPathComponent(name))
     }
 
     func writeSFZ(_ name: String, _ text: String) throws -> String {

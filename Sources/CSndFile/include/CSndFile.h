@@ -18,6 +18,24 @@ typedef struct {
     int seekable;
 } tactus_SF_INFO;
 
+/// libsndfile's SF_INSTRUMENT: the root key and loops a file stores (WAV `smpl`, AIFF `INST`
+/// and `MARK`); loop ends are exclusive (one past the last frame played).
+typedef struct {
+    int mode;
+    uint32_t start;
+    uint32_t end;
+    uint32_t count;
+} tactus_SF_LOOP;
+
+typedef struct {
+    int gain;
+    char basenote, detune;
+    char velocity_lo, velocity_hi;
+    char key_lo, key_hi;
+    int loop_count;
+    tactus_SF_LOOP loops[16];
+} tactus_SF_INSTRUMENT;
+
 enum {
     TACTUS_SF_FORMAT_WAV = 0x010000,
     TACTUS_SF_FORMAT_FLAC = 0x170000,
@@ -31,6 +49,8 @@ enum {
     TACTUS_SFC_SET_VBR_ENCODING_QUALITY = 0x1300,
     TACTUS_SFC_SET_COMPRESSION_LEVEL = 0x1301,
     TACTUS_SF_STR_SOFTWARE = 0x03,
+    TACTUS_SFC_GET_INSTRUMENT = 0x10D0,
+    TACTUS_SF_TRUE = 1,
 };
 
 /// Loads the library (once; later calls return the first result). Returns 0 on success, else
