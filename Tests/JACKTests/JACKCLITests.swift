@@ -97,7 +97,7 @@ extension JACKClientTests {
         defer { server.stop() }  // keeps the server alive to the end of the test
         let killed = try Self.run(["play", Self.song, "--instrument", "builtin", "--driver", "jack", "--jack-server", server.name,
                                    "--connect", "none"]) { _ in
-            usleep(700_000)
+            #expect(server.waitForPorts(matching: "^Tactus"), "tactus play never joined the server")
             server.kill()
         }
         #expect(killed.status == 74, "\(killed.stderr)")

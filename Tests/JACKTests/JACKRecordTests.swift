@@ -77,9 +77,11 @@ extension JACKClientTests {
         defer { try? FileManager.default.removeItem(atPath: take) }
         let (recorder, err) = try Self.startRecording(take, server: server.name)
         // The player sends the song's notes into the take until the server goes.
+        let recorderPorts = server.portCount(matching: "^Tactus")
         let played = try Self.run(["play", Self.song, "--instrument", "builtin", "--driver", "jack", "--jack-server", server.name,
                                    "--connect", "none", "--port-tracks", "0=Tactus:midi_in"]) { _ in
-            usleep(2_000_000)
+            #expect(server.waitForPorts(matching: "^Tactus", moreThan: recorderPorts), "tactus play never joined the server")
+            usleep(1_500_000)
             server.kill()
         }
         #expect(played.status == 74)

@@ -36,6 +36,24 @@ final class JACKServer {
         throw JACKError.serverUnavailable(server: name, status: 0)
     }
 
+    /// Waits until more than `already` ports whose names match `pattern` are on this server,
+    /// then half a second more so their client runs; true when they appeared. A process under
+    /// a sanitizer takes seconds to start, so a fixed sleep would kill the server too early.
+    func waitForPorts(matching pattern: String, moreThan already: Int = 0, seconds: Double = 30) -> Bool {
+        guard let probe = try? JACKClient(name: "probe-wait", server: name) else { return false }
+        let appeared = waitUntil(seconds: seconds) {
+            probe.ports(matching: pattern).count + probe.ports(matching: pattern, midi: true).count > already
+        }
+        usleep(500_000)
+        return appeared
+    }
+
+    /// The number of ports matching `pattern` on this server now.
+    func portCount(matching pattern: String) -> Int {
+        guard let probe = try? JACKClient(name: "probe-count", server: name) else { return 0 }
+        return probe.ports(matching: pattern).count + probe.ports(matching: pattern, midi: true).count
+    }
+
     /// Kills the server at once, as a crash or `killall -9 jackd` would.
     func kill() {
         guard process.isRunning else { return }
