@@ -251,6 +251,17 @@ extension SamplerNode {
         }
     }
 
+    /// `(x[0] + x[2], x[1] + x[3], y[0] + y[2], y[1] + y[3])`. The halves move as 64-bit
+    /// lanes: moved as floats, the optimizer pushes the moves through the products that make
+    /// `x` and `y` and moves both factors instead, three times the shuffles.
+    @inline(__always)
+    static func halves(_ x: SIMD4<Float>, _ y: SIMD4<Float>) -> SIMD4<Float> {
+        let x2 = unsafeBitCast(x, to: SIMD2<Double>.self), y2 = unsafeBitCast(y, to: SIMD2<Double>.self)
+        let low = unsafeBitCast(SIMD2(x2[0], y2[0]), to: SIMD4<Float>.self)
+        let high = unsafeBitCast(SIMD2(x2[1], y2[1]), to: SIMD4<Float>.self)
+        return low + high
+    }
+
     /// Interleaves the four lanes' points into ``lanes`` (frame by frame, a lane each), four
     /// frames at a time through a 4 x 4 transpose; `frames` is a multiple of four.
     @inline(__always)
@@ -334,10 +345,8 @@ extension SamplerNode {
             while k &+ 4 <= n {
                 let m0 = product(relative), m1 = product(relative &+ increment)
                 let m2 = product(relative &+ increment2), m3 = product(relative &+ increment3)
-                let low01 = SIMD4(m0[0], m1[0], m0[1], m1[1]), high01 = SIMD4(m0[2], m1[2], m0[3], m1[3])
-                let low23 = SIMD4(m2[0], m3[0], m2[1], m3[1]), high23 = SIMD4(m2[2], m3[2], m2[3], m3[3])
-                let a = low01 + high01, b = low23 + high23
-                let sums = SIMD4(a[0], a[1], b[0], b[1]) + SIMD4(a[2], a[3], b[2], b[3])
+                let a = Self.halves(m0, m1), b = Self.halves(m2, m3)
+                let sums = SIMD4(a[0], a[2], b[0], b[2]) + SIMD4(a[1], a[3], b[1], b[3])
                 o.storeBytes(of: sums, toByteOffset: k &* 4, as: SIMD4<Float>.self)
                 relative &+= increment4
                 k &+= 4
