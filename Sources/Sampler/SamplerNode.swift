@@ -175,10 +175,7 @@ public final class SamplerNode: ParameterizedNode {
         lanePoints = .allocate(capacity: 4 * chunk)
         lanePoints.initialize(repeating: 0, count: 4 * chunk)
         groupState = .allocate(capacity: 1)
-        let none = SIMD4<Float>()
-        groupState.initialize(to: SamplerLaneState(history1: none, history2: none, b02: none, b1: none, a1: none, a2: none,
-                                                   db02: none, db1: none, da1: none, da2: none, gainL: none, gainR: none,
-                                                   stepL: none, stepR: none, valid: none))
+        groupState.initialize(to: .silent)
         sumL = .allocate(capacity: chunk)
         sumL.initialize(repeating: SIMD4(), count: chunk)
         sumR = .allocate(capacity: chunk)

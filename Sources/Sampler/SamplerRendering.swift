@@ -147,15 +147,16 @@ extension SamplerNode {
             gainL: gather { $0.pointee.gainL }, gainR: gather { $0.pointee.gainR },
             stepL: gather { $0.pointee.stepL }, stepR: gather { $0.pointee.stepR },
             valid: SIMD4<Float>(validOf.0, validOf.1, validOf.2, validOf.3))
-        Self.filterAndMix(state, count: count, lanes: lanes, sumL: sumL, sumR: sumR)
         if sends {
             // Send gains are a function of the frames since the last control step, so a send
-            // that is switched off can skip its loop and still be where it should afterwards.
-            let sendState = SamplerSendState(
-                reverbBase: gather { $0.pointee.gainReverb }, reverbStep: gather { $0.pointee.stepReverb },
-                chorusBase: gather { $0.pointee.gainChorus }, chorusStep: gather { $0.pointee.stepChorus },
-                rampFrame: gather { Float($0.pointee.sendRampFrame) })
-            Self.mixSends(sendState, count: count, lanes: lanes, sumReverb: sumReverb, sumChorus: sumChorus)
+            // that is switched off can skip its work and still be where it should afterwards.
+            var sendMix = SendMix(reverbBase: gather { $0.pointee.gainReverb }, reverbStep: gather { $0.pointee.stepReverb },
+                                  chorusBase: gather { $0.pointee.gainChorus }, chorusStep: gather { $0.pointee.stepChorus },
+                                  frames: gather { Float($0.pointee.sendRampFrame) } + 1, sumReverb: sumReverb, sumChorus: sumChorus)
+            Self.filterAndMix(state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: &sendMix)
+        } else {
+            var none = NoSends()
+            Self.filterAndMix(state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: &none)
         }
         let result = state.pointee
         // Written back lane by lane (a local function capturing these variables would box them).
@@ -171,83 +172,6 @@ extension SamplerNode {
             v.pointee.gainL = result.gainL[lane]
             v.pointee.gainR = result.gainR[lane]
             v.pointee.sendRampFrame += count
-        }
-    }
-
-    /// Filters the four lanes of ``lanes`` in place and adds them, panned, to the mix.
-    ///
-    /// Not inlined on purpose: seeing the lanes gathered from scalars, the optimizer splits the
-    /// filter's vectors into shuffled pieces, which doubles the loop's instructions.
-    @inline(never)
-    static func filterAndMix(_ state: UnsafeMutablePointer<SamplerLaneState>, count: Int, lanes: UnsafeMutablePointer<SIMD4<Float>>,
-                             sumL: UnsafeMutablePointer<SIMD4<Float>>, sumR: UnsafeMutablePointer<SIMD4<Float>>) {
-        var h1 = state.pointee.history1, h2 = state.pointee.history2
-        var b02 = state.pointee.b02, b1 = state.pointee.b1, a1 = state.pointee.a1, a2 = state.pointee.a2
-        let db02 = state.pointee.db02, db1 = state.pointee.db1, da1 = state.pointee.da1, da2 = state.pointee.da2
-        var gl = state.pointee.gainL, gr = state.pointee.gainR
-        let sl = state.pointee.stepL, sr = state.pointee.stepR
-        let valid = state.pointee.valid
-        let ramping = (db02 * db02 + db1 * db1 + da1 * da1 + da2 * da2).max() != 0
-        let zero = SIMD4<Float>()
-        let truncated = valid.min() < Float(count)
-        // FluidSynth's direct form II low-pass; the feedback term on the older history comes
-        // first, which shortens the chain each sample waits on.
-        if ramping || truncated {
-            var frame = SIMD4<Float>()
-            for k in 0..<count {
-                let centre = lanes[k] - a2 * h2 - a1 * h1
-                var y = b02 * (centre + h2) + b1 * h1
-                h2 = h1
-                h1 = centre
-                b02 += db02
-                b1 += db1
-                a1 += da1
-                a2 += da2
-                // A lane past its end (a sample or fade that ended) is silent, so the
-                // filter's ringing never depends on where blocks were split.
-                y.replace(with: zero, where: frame .>= valid)
-                frame += 1
-                lanes[k] = y
-                // Step first, so a note's first frame is already heard (its onset is exact).
-                gl += sl
-                gr += sr
-                sumL[k] += y * gl
-                sumR[k] += y * gr
-            }
-        } else {
-            for k in 0..<count {
-                let centre = lanes[k] - a2 * h2 - a1 * h1
-                let y = b02 * (centre + h2) + b1 * h1
-                h2 = h1
-                h1 = centre
-                lanes[k] = y
-                gl += sl
-                gr += sr
-                sumL[k] += y * gl
-                sumR[k] += y * gr
-            }
-        }
-        state.pointee.history1 = h1
-        state.pointee.history2 = h2
-        state.pointee.b02 = b02
-        state.pointee.b1 = b1
-        state.pointee.a1 = a1
-        state.pointee.a2 = a2
-        state.pointee.gainL = gl
-        state.pointee.gainR = gr
-    }
-
-    /// Adds the four filtered lanes to the reverb and chorus sends.
-    @inline(never)
-    static func mixSends(_ state: SamplerSendState, count: Int, lanes: UnsafeMutablePointer<SIMD4<Float>>,
-                         sumReverb: UnsafeMutablePointer<SIMD4<Float>>, sumChorus: UnsafeMutablePointer<SIMD4<Float>>) {
-        // Frame counts are small integers, exact in a float, so counting up by one is exact.
-        var frames = state.rampFrame + 1
-        for k in 0..<count {
-            let y = lanes[k]
-            sumReverb[k] += y * (state.reverbBase + state.reverbStep * frames)
-            sumChorus[k] += y * (state.chorusBase + state.chorusStep * frames)
-            frames += 1
         }
     }
 

@@ -102,21 +102,3 @@ struct SamplerVoice {
     var isCounted: Bool { state == .playing }
 }
 
-/// The filter and gain state of four voices rendered together, one voice a lane.
-struct SamplerLaneState {
-    var history1: SIMD4<Float>, history2: SIMD4<Float>
-    var b02: SIMD4<Float>, b1: SIMD4<Float>, a1: SIMD4<Float>, a2: SIMD4<Float>
-    var db02: SIMD4<Float>, db1: SIMD4<Float>, da1: SIMD4<Float>, da2: SIMD4<Float>
-    var gainL: SIMD4<Float>, gainR: SIMD4<Float>
-    var stepL: SIMD4<Float>, stepR: SIMD4<Float>
-    /// Frames each lane really produced in this stretch; later frames are silent.
-    var valid: SIMD4<Float>
-}
-
-/// The reverb and chorus send gains of four voices rendered together.
-struct SamplerSendState {
-    var reverbBase: SIMD4<Float>, reverbStep: SIMD4<Float>
-    var chorusBase: SIMD4<Float>, chorusStep: SIMD4<Float>
-    /// Frames since the last control step.
-    var rampFrame: SIMD4<Float>
-}
