@@ -58,6 +58,8 @@ public final class ChorusNode: ParameterizedNode {
     /// One sine period with a guard point, read with linear interpolation: a call to sin()
     /// per voice and sample would cost more than the whole chorus.
     private static let sineSize = 4096
+    /// Each voice's LFO phase offset, `k / voiceCount`, computed when the count changes.
+    private let voiceOffsets: UnsafeMutablePointer<Double> = .allocate(capacity: ChorusNode.maximumVoices)
     private let sine: UnsafeMutablePointer<Float> = {
         let table = UnsafeMutablePointer<Float>.allocate(capacity: ChorusNode.sineSize + 1)
         for i in 0...ChorusNode.sineSize { table[i] = Float(sin(2 * Double.pi * Double(i) / Double(ChorusNode.sineSize))) }
@@ -77,6 +79,7 @@ public final class ChorusNode: ParameterizedNode {
     deinit {
         line?.deallocate()
         sine.deallocate()
+        voiceOffsets.deallocate()
     }
 
     public func prepare(sampleRate: Double, maximumFrameCount: Int) {
@@ -99,6 +102,7 @@ public final class ChorusNode: ParameterizedNode {
 
     private func update() {
         voiceCount = Int(parameters[Parameter.voices])
+        for k in 0..<Self.maximumVoices { voiceOffsets[k] = Double(k) / Double(voiceCount) }
         phaseStep = Double(parameters[Parameter.rate]) / sampleRate
         let samplesPerMillisecond = Float(sampleRate / 1000)
         swing = parameters[Parameter.depth] * samplesPerMillisecond / 2
@@ -131,14 +135,20 @@ public final class ChorusNode: ParameterizedNode {
             return
         }
         let input = inputs[0]
-        let n = voiceCount
+        let n = min(voiceCount, Self.maximumVoices)
         let length = lineLength
+        let offsets = voiceOffsets, sine = self.sine
+        let centreDelay = self.centreDelay, swing = self.swing, phaseStep = self.phaseStep
+        let ownSideGain = self.ownSideGain, otherSideGain = self.otherSideGain, dryGain = self.dryGain
+        // The state lives in locals for the block: read and written through the object on every
+        // frame, it cost more than the voices' arithmetic.
+        var writeIndex = self.writeIndex, lfoPhase = self.lfoPhase
         for f in 0..<frameCount {
             let x = (input.left[f] + input.right[f]) * 0.5
             line[writeIndex] = x
             var even: Float = 0, odd: Float = 0, last: Float = 0
             for k in 0..<n {
-                var p = lfoPhase + Double(k) / Double(n)
+                var p = lfoPhase + offsets[k]
                 if p >= 1 { p -= 1 }
                 let x = Float(p) * Float(Self.sineSize)
                 let j = min(Int(x), Self.sineSize - 1)
@@ -163,5 +173,7 @@ public final class ChorusNode: ParameterizedNode {
             lfoPhase += phaseStep
             if lfoPhase >= 1 { lfoPhase -= 1 }
         }
+        self.writeIndex = writeIndex
+        self.lfoPhase = lfoPhase
     }
 }

@@ -101,44 +101,56 @@ public final class LimiterNode: ParameterizedNode {
         let input = inputs[0]
         let w = window, dequeCapacity = w + 1
         let invWindow = 1 / Double(w)
+        let inputGain = self.inputGain, ceiling = self.ceiling, releaseCoefficient = self.releaseCoefficient
+        // The state lives in locals for the block, and the rings' positions step and wrap
+        // instead of being found by division: this loop runs on every frame of every render.
+        var head = dequeHead, queued = dequeCount, counter = self.counter
+        var minimumSum = self.minimumSum, gain = self.gain
+        var ringSlot = counter % w
+        var delaySlot = w > 1 ? counter % (w - 1) : 0
+        @inline(__always) func wrapped(_ index: Int) -> Int { index >= dequeCapacity ? index - dequeCapacity : index }
         for i in 0..<frameCount {
             let xl = input.left[i] * inputGain, xr = input.right[i] * inputGain
             let peak = max(abs(xl), abs(xr))
             let required: Float = peak > ceiling ? ceiling / peak : 1
             // Sliding minimum of `required` over the last `w` frames (monotonic deque).
-            while dequeCount > 0 {
-                let back = (dequeHead + dequeCount - 1) % dequeCapacity
-                if dequeValue[back] >= required { dequeCount -= 1 } else { break }
+            while queued > 0 {
+                if dequeValue[wrapped(head + queued - 1)] >= required { queued -= 1 } else { break }
             }
-            let slot = (dequeHead + dequeCount) % dequeCapacity
+            let slot = wrapped(head + queued)
             dequeValue[slot] = required
             dequeIndex[slot] = counter
-            dequeCount += 1
-            while dequeIndex[dequeHead] <= counter - w {
-                dequeHead = (dequeHead + 1) % dequeCapacity
-                dequeCount -= 1
+            queued += 1
+            while dequeIndex[head] <= counter - w {
+                head = wrapped(head + 1)
+                queued -= 1
             }
-            let windowMinimum = dequeValue[dequeHead]
+            let windowMinimum = dequeValue[head]
             // Moving average of the window minima over the same length.
-            let ringSlot = counter % w
             minimumSum += Double(windowMinimum) - Double(minimumRing[ringSlot])
             minimumRing[ringSlot] = windowMinimum
+            ringSlot = ringSlot + 1 == w ? 0 : ringSlot + 1
             let smoothed = Float(minimumSum * invWindow)
             if smoothed < gain { gain = smoothed } else { gain += (smoothed - gain) * releaseCoefficient }
             // The frame played now entered `w - 1` frames ago: every minimum averaged above
             // covered it, so the average is at most its required gain.
             var yl = xl * gain, yr = xr * gain
             if w > 1 {
-                let delaySlot = counter % (w - 1)
                 yl = delayL[delaySlot] * gain
                 yr = delayR[delaySlot] * gain
                 delayL[delaySlot] = xl
                 delayR[delaySlot] = xr
+                delaySlot = delaySlot + 1 == w - 1 ? 0 : delaySlot + 1
             }
             output.left[i] = min(max(yl, -ceiling), ceiling)
             output.right[i] = min(max(yr, -ceiling), ceiling)
             counter += 1
         }
+        dequeHead = head
+        dequeCount = queued
+        self.counter = counter
+        self.minimumSum = minimumSum
+        self.gain = gain
     }
 }
 

@@ -138,30 +138,46 @@ public final class ReverbNode: ParameterizedNode {
             for i in 0..<n { x[i] = (input.left[done + i] + input.right[done + i]) * 0.015 + 1e-20 }
             sumL.update(repeating: 0, count: n)
             sumR.update(repeating: 0, count: n)
-            // Each delay line runs in stretches up to its wrap-around, so the inner loops need
-            // no test of the position (the same operations, in the same order, per sample).
-            for k in 0..<16 {
-                let ring = rings[k], length = lengths[k]
-                let sum = k < 8 ? sumL : sumR
-                var p = positions[k], store = combStore[k]
-                let fb = feedback, d1 = damp1, d2 = damp2
+            // The combs run four at a time, one a SIMD lane: each comb's damping is a chain of
+            // dependent multiply-adds, and four chains advance together instead of one after
+            // another. Each lane does the same operations as a comb alone, and the lanes are
+            // added to the sum in comb order, so the output is the same to the bit.
+            for group in 0..<4 {
+                let first = 4 * group
+                let sum = group < 2 ? sumL : sumR
+                let ring0 = rings[first], ring1 = rings[first + 1], ring2 = rings[first + 2], ring3 = rings[first + 3]
+                let length0 = lengths[first], length1 = lengths[first + 1], length2 = lengths[first + 2], length3 = lengths[first + 3]
+                var p0 = positions[first], p1 = positions[first + 1], p2 = positions[first + 2], p3 = positions[first + 3]
+                var store = SIMD4(combStore[first], combStore[first + 1], combStore[first + 2], combStore[first + 3])
+                let fb = SIMD4<Float>(repeating: feedback), d1 = SIMD4<Float>(repeating: damp1), d2 = SIMD4<Float>(repeating: damp2)
                 var i = 0
                 while i < n {
-                    let stretch = min(n - i, length - p)
-                    let line = ring + p, input = x + i, out = sum + i
+                    // A stretch up to the first wrap-around of any of the four lines, so the
+                    // inner loop needs no test of the positions.
+                    let stretch = min(n - i, length0 - p0, length1 - p1, length2 - p2, length3 - p3)
+                    let line0 = ring0 + p0, line1 = ring1 + p1, line2 = ring2 + p2, line3 = ring3 + p3
+                    let input = x + i, out = sum + i
                     for j in 0..<stretch {
-                        let y = line[j]
+                        let y = SIMD4(line0[j], line1[j], line2[j], line3[j])
                         store = y * d2 + store * d1
-                        line[j] = input[j] + store * fb
-                        out[j] += y
+                        let fed = SIMD4(repeating: input[j]) + store * fb
+                        line0[j] = fed[0]
+                        line1[j] = fed[1]
+                        line2[j] = fed[2]
+                        line3[j] = fed[3]
+                        out[j] = (((out[j] + y[0]) + y[1]) + y[2]) + y[3]
                     }
                     i += stretch
-                    p += stretch
-                    if p == length { p = 0 }
+                    p0 += stretch; if p0 == length0 { p0 = 0 }
+                    p1 += stretch; if p1 == length1 { p1 = 0 }
+                    p2 += stretch; if p2 == length2 { p2 = 0 }
+                    p3 += stretch; if p3 == length3 { p3 = 0 }
                 }
-                positions[k] = p
-                combStore[k] = store
+                positions[first] = p0; positions[first + 1] = p1; positions[first + 2] = p2; positions[first + 3] = p3
+                for lane in 0..<4 { combStore[first + lane] = store[lane] }
             }
+            // Each all-pass line runs in stretches up to its wrap-around, so the inner loop
+            // needs no test of the position.
             for k in 16..<24 {
                 let ring = rings[k], length = lengths[k]
                 let sum = k < 20 ? sumL : sumR

@@ -99,6 +99,11 @@ public final class SamplerNode: ParameterizedNode {
     let effective: UnsafeMutablePointer<Float>
     /// Interpolated points of the four voices being rendered, interleaved (one lane each).
     let lanes: UnsafeMutablePointer<SIMD4<Float>>
+    /// The same points as each voice's interpolation writes them: one contiguous run of
+    /// ``controlInterval`` floats a lane, so four outputs leave as one vector store.
+    let lanePoints: UnsafeMutablePointer<Float>
+    /// The filter and gain state of the four voices being rendered.
+    let groupState: UnsafeMutablePointer<SamplerLaneState>
     /// Per-frame sums of the lanes' outputs and sends, reduced once per frame.
     let sumL: UnsafeMutablePointer<SIMD4<Float>>
     let sumR: UnsafeMutablePointer<SIMD4<Float>>
@@ -167,6 +172,10 @@ public final class SamplerNode: ParameterizedNode {
         let chunk = Self.controlInterval
         lanes = .allocate(capacity: chunk)
         lanes.initialize(repeating: SIMD4(), count: chunk)
+        lanePoints = .allocate(capacity: 4 * chunk)
+        lanePoints.initialize(repeating: 0, count: 4 * chunk)
+        groupState = .allocate(capacity: 1)
+        groupState.initialize(to: .silent)
         sumL = .allocate(capacity: chunk)
         sumL.initialize(repeating: SIMD4(), count: chunk)
         sumR = .allocate(capacity: chunk)
@@ -205,6 +214,8 @@ public final class SamplerNode: ParameterizedNode {
         rangeLow.deallocate()
         rangeHigh.deallocate()
         lanes.deallocate()
+        lanePoints.deallocate()
+        groupState.deallocate()
         sumL.deallocate()
         sumR.deallocate()
         sumReverb.deallocate()

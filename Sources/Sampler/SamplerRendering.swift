@@ -98,13 +98,16 @@ extension SamplerNode {
     }
 
     func renderGroup(_ group: (Int32, Int32, Int32, Int32), count: Int, sends: Bool) {
-        let points = UnsafeMutableRawPointer(lanes).assumingMemoryBound(to: Float.self)
+        let chunk = Self.controlInterval
+        // Lanes are padded with silence to whole vectors of four frames for the transpose.
+        let padded = (count + 3) & ~3
         // Each lane's voice (the silent voice for an empty lane, a voice that ended earlier in
         // this control interval, or one still in its delay) and its number of real frames.
         var voiceOf = (silentVoice, silentVoice, silentVoice, silentVoice)
         var validOf: (Float, Float, Float, Float) = (0, 0, 0, 0)
         for lane in 0..<4 {
             let v = laneVoice(group, lane)
+            let points = lanePoints + lane * chunk
             var produced = 0
             var live = false
             if v != silentVoice, v.pointee.state != .off,
@@ -115,13 +118,13 @@ extension SamplerNode {
                     frames = min(count, v.pointee.fadeRemaining)
                     v.pointee.fadeRemaining -= frames
                 }
-                produced = interpolate(v, count: frames, into: points + lane)
+                produced = interpolate(v, count: frames, into: points)
                 // An unlooped sample that ended, or a fade that ends in this chunk.
                 if produced < frames || (v.pointee.state == .fading && v.pointee.fadeRemaining == 0) {
                     v.pointee.state = .off
                 }
             }
-            for k in produced..<count { points[4 * k + lane] = 0 }
+            (points + produced).update(repeating: 0, count: padded - produced)
             switch lane {
             case 0: if live { voiceOf.0 = v }; validOf.0 = Float(produced)
             case 1: if live { voiceOf.1 = v }; validOf.1 = Float(produced)
@@ -129,89 +132,85 @@ extension SamplerNode {
             default: if live { voiceOf.3 = v }; validOf.3 = Float(produced)
             }
         }
+        transposeLanePoints(frames: padded)
         let v0 = voiceOf.0, v1 = voiceOf.1, v2 = voiceOf.2, v3 = voiceOf.3
+        let state = groupState
         // Whole vectors built at once: inserting lanes one by one goes through memory and
         // stalls on every insert.
         @inline(__always) func gather(_ read: (UnsafeMutablePointer<SamplerVoice>) -> Float) -> SIMD4<Float> {
             SIMD4(read(v0), read(v1), read(v2), read(v3))
         }
-        let valid = SIMD4<Float>(validOf.0, validOf.1, validOf.2, validOf.3)
-        var h1 = gather { $0.pointee.history1 }, h2 = gather { $0.pointee.history2 }
-        var b02 = gather { $0.pointee.b02 }, b1 = gather { $0.pointee.b1 }
-        var a1 = gather { $0.pointee.a1 }, a2 = gather { $0.pointee.a2 }
-        let db02 = gather { $0.pointee.db02 }, db1 = gather { $0.pointee.db1 }
-        let da1 = gather { $0.pointee.da1 }, da2 = gather { $0.pointee.da2 }
-        var gl = gather { $0.pointee.gainL }, gr = gather { $0.pointee.gainR }
-        let sl = gather { $0.pointee.stepL }, sr = gather { $0.pointee.stepR }
-        let ramping = (db02 * db02 + db1 * db1 + da1 * da1 + da2 * da2).max() != 0
-        let zero = SIMD4<Float>()
-        let truncated = valid.min() < Float(count)
-        // FluidSynth's direct form II low-pass; the feedback term on the older history comes
-        // first, which shortens the chain each sample waits on.
-        if ramping || truncated {
-            for k in 0..<count {
-                let centre = lanes[k] - a2 * h2 - a1 * h1
-                var y = b02 * (centre + h2) + b1 * h1
-                h2 = h1
-                h1 = centre
-                b02 += db02
-                b1 += db1
-                a1 += da1
-                a2 += da2
-                // A lane past its end (a sample or fade that ended) is silent, so the
-                // filter's ringing never depends on where blocks were split.
-                y.replace(with: zero, where: SIMD4<Float>(repeating: Float(k)) .>= valid)
-                lanes[k] = y
-                // Step first, so a note's first frame is already heard (its onset is exact).
-                gl += sl
-                gr += sr
-                sumL[k] += y * gl
-                sumR[k] += y * gr
-            }
-        } else {
-            for k in 0..<count {
-                let centre = lanes[k] - a2 * h2 - a1 * h1
-                let y = b02 * (centre + h2) + b1 * h1
-                h2 = h1
-                h1 = centre
-                lanes[k] = y
-                gl += sl
-                gr += sr
-                sumL[k] += y * gl
-                sumR[k] += y * gr
-            }
-        }
+        state.pointee = SamplerLaneState(
+            history1: gather { $0.pointee.history1 }, history2: gather { $0.pointee.history2 },
+            b02: gather { $0.pointee.b02 }, b1: gather { $0.pointee.b1 }, a1: gather { $0.pointee.a1 }, a2: gather { $0.pointee.a2 },
+            db02: gather { $0.pointee.db02 }, db1: gather { $0.pointee.db1 }, da1: gather { $0.pointee.da1 }, da2: gather { $0.pointee.da2 },
+            gainL: gather { $0.pointee.gainL }, gainR: gather { $0.pointee.gainR },
+            stepL: gather { $0.pointee.stepL }, stepR: gather { $0.pointee.stepR },
+            valid: SIMD4<Float>(validOf.0, validOf.1, validOf.2, validOf.3))
         if sends {
             // Send gains are a function of the frames since the last control step, so a send
-            // that is switched off can skip its loop and still be where it should afterwards.
-            let reverbBase = gather { $0.pointee.gainReverb }, reverbStep = gather { $0.pointee.stepReverb }
-            let chorusBase = gather { $0.pointee.gainChorus }, chorusStep = gather { $0.pointee.stepChorus }
-            let rampFrame = gather { Float($0.pointee.sendRampFrame) }
-            for k in 0..<count {
-                let frames = rampFrame + Float(k + 1)
-                let y = lanes[k]
-                sumReverb[k] += y * (reverbBase + reverbStep * frames)
-                sumChorus[k] += y * (chorusBase + chorusStep * frames)
-            }
+            // that is switched off can skip its work and still be where it should afterwards.
+            var sendMix = SendMix(reverbBase: gather { $0.pointee.gainReverb }, reverbStep: gather { $0.pointee.stepReverb },
+                                  chorusBase: gather { $0.pointee.gainChorus }, chorusStep: gather { $0.pointee.stepChorus },
+                                  frames: gather { Float($0.pointee.sendRampFrame) } + 1, sumReverb: sumReverb, sumChorus: sumChorus)
+            Self.filterAndMix(state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: &sendMix)
+        } else {
+            var none = NoSends()
+            Self.filterAndMix(state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: &none)
         }
+        let result = state.pointee
         // Written back lane by lane (a local function capturing these variables would box them).
         for lane in 0..<4 {
             let v = lane == 0 ? v0 : lane == 1 ? v1 : lane == 2 ? v2 : v3
             guard v != silentVoice else { continue }
-            v.pointee.history1 = h1[lane]
-            v.pointee.history2 = h2[lane]
-            v.pointee.b02 = b02[lane]
-            v.pointee.b1 = b1[lane]
-            v.pointee.a1 = a1[lane]
-            v.pointee.a2 = a2[lane]
-            v.pointee.gainL = gl[lane]
-            v.pointee.gainR = gr[lane]
+            v.pointee.history1 = result.history1[lane]
+            v.pointee.history2 = result.history2[lane]
+            v.pointee.b02 = result.b02[lane]
+            v.pointee.b1 = result.b1[lane]
+            v.pointee.a1 = result.a1[lane]
+            v.pointee.a2 = result.a2[lane]
+            v.pointee.gainL = result.gainL[lane]
+            v.pointee.gainR = result.gainR[lane]
             v.pointee.sendRampFrame += count
         }
     }
 
-    /// Reads `count` interpolated sample points of voice `v` into every fourth float from
-    /// `out`; returns fewer when an unlooped sample ends.
+    /// `(x[0] + x[2], x[1] + x[3], y[0] + y[2], y[1] + y[3])`. The halves move as 64-bit
+    /// lanes: moved as floats, the optimizer pushes the moves through the products that make
+    /// `x` and `y` and moves both factors instead, three times the shuffles.
+    @inline(__always)
+    static func halves(_ x: SIMD4<Float>, _ y: SIMD4<Float>) -> SIMD4<Float> {
+        let x2 = unsafeBitCast(x, to: SIMD2<Double>.self), y2 = unsafeBitCast(y, to: SIMD2<Double>.self)
+        let low = unsafeBitCast(SIMD2(x2[0], y2[0]), to: SIMD4<Float>.self)
+        let high = unsafeBitCast(SIMD2(x2[1], y2[1]), to: SIMD4<Float>.self)
+        return low + high
+    }
+
+    /// Interleaves the four lanes' points into ``lanes`` (frame by frame, a lane each), four
+    /// frames at a time through a 4 x 4 transpose; `frames` is a multiple of four.
+    @inline(__always)
+    func transposeLanePoints(frames: Int) {
+        let chunk = Self.controlInterval
+        let source = UnsafeRawPointer(lanePoints)
+        let destination = UnsafeMutableRawPointer(lanes)
+        var k = 0
+        while k < frames {
+            let r0 = source.loadUnaligned(fromByteOffset: 4 &* k, as: SIMD4<Float>.self)
+            let r1 = source.loadUnaligned(fromByteOffset: 4 &* (chunk &+ k), as: SIMD4<Float>.self)
+            let r2 = source.loadUnaligned(fromByteOffset: 4 &* (2 &* chunk &+ k), as: SIMD4<Float>.self)
+            let r3 = source.loadUnaligned(fromByteOffset: 4 &* (3 &* chunk &+ k), as: SIMD4<Float>.self)
+            let low01 = SIMD4(r0[0], r1[0], r0[1], r1[1]), high01 = SIMD4(r0[2], r1[2], r0[3], r1[3])
+            let low23 = SIMD4(r2[0], r3[0], r2[1], r3[1]), high23 = SIMD4(r2[2], r3[2], r2[3], r3[3])
+            destination.storeBytes(of: SIMD4(low01[0], low01[1], low23[0], low23[1]), toByteOffset: 16 &* k, as: SIMD4<Float>.self)
+            destination.storeBytes(of: SIMD4(low01[2], low01[3], low23[2], low23[3]), toByteOffset: 16 &* (k &+ 1), as: SIMD4<Float>.self)
+            destination.storeBytes(of: SIMD4(high01[0], high01[1], high23[0], high23[1]), toByteOffset: 16 &* (k &+ 2), as: SIMD4<Float>.self)
+            destination.storeBytes(of: SIMD4(high01[2], high01[3], high23[2], high23[3]), toByteOffset: 16 &* (k &+ 3), as: SIMD4<Float>.self)
+            k &+= 4
+        }
+    }
+
+    /// Reads `count` interpolated sample points of voice `v` into `out`; returns fewer when an
+    /// unlooped sample ends.
     ///
     /// The points a stretch of outputs reads are first copied, as floats, into ``window`` in
     /// the order playback meets them (through the loop, clamped at the start, silence past an
@@ -252,38 +251,39 @@ extension SamplerNode {
             }
             let last = Int((phase + Int64(n - 1) * increment) >> 32)
             fillWindow(v, from: first - 1, count: last - first + 4, looping: looping)
-            let origin = Int64(first) << 32
             let w = UnsafeRawPointer(window)
+            let table = UnsafeRawPointer(coefficients)
+            // Phase relative to the window's first point: the fraction bits are the phase's own.
+            var relative = phase &- (Int64(first) << 32)
             @inline(__always) func product(_ p: Int64) -> SIMD4<Float> {
-                let s = w.loadUnaligned(fromByteOffset: 4 * Int((p - origin) >> 32), as: SIMD4<Float>.self)
-                return s * coefficients[Int(UInt32(truncatingIfNeeded: p) >> Self.fractionShift)]
+                let s = w.loadUnaligned(fromByteOffset: Int(truncatingIfNeeded: p >> 32) &* 4, as: SIMD4<Float>.self)
+                let row = Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: p) >> Self.fractionShift) &* 16
+                return s * table.load(fromByteOffset: row, as: SIMD4<Float>.self)
             }
+            let increment2 = increment &* 2, increment3 = increment &* 3, increment4 = increment &* 4
+            let o = UnsafeMutableRawPointer(out + produced)
             // Four outputs at a time: their four products are summed across by a transpose,
-            // which costs less than four horizontal sums.
+            // which costs less than four horizontal sums. The sums leave as one vector store:
+            // stored element by element, the compiler turns the transpose back into scalar sums.
             var k = 0
-            while k + 4 <= n {
-                let m0 = product(phase), m1 = product(phase + increment)
-                let m2 = product(phase + 2 * increment), m3 = product(phase + 3 * increment)
-                let low01 = SIMD4(m0[0], m1[0], m0[1], m1[1]), high01 = SIMD4(m0[2], m1[2], m0[3], m1[3])
-                let low23 = SIMD4(m2[0], m3[0], m2[1], m3[1]), high23 = SIMD4(m2[2], m3[2], m2[3], m3[3])
-                let a = low01 + high01, b = low23 + high23
-                let sums = SIMD4(a[0], a[1], b[0], b[1]) + SIMD4(a[2], a[3], b[2], b[3])
-                let o = out + 4 * (produced + k)
-                o[0] = sums[0]
-                o[4] = sums[1]
-                o[8] = sums[2]
-                o[12] = sums[3]
-                phase += 4 * increment
-                k += 4
+            while k &+ 4 <= n {
+                let m0 = product(relative), m1 = product(relative &+ increment)
+                let m2 = product(relative &+ increment2), m3 = product(relative &+ increment3)
+                let a = Self.halves(m0, m1), b = Self.halves(m2, m3)
+                let sums = SIMD4(a[0], a[2], b[0], b[2]) + SIMD4(a[1], a[3], b[1], b[3])
+                o.storeBytes(of: sums, toByteOffset: k &* 4, as: SIMD4<Float>.self)
+                relative &+= increment4
+                k &+= 4
             }
             while k < n {
                 // The same order of additions as the transpose, so an output does not depend
                 // on which loop computed it (that depends on block splits).
-                let m = product(phase)
-                out[4 * (produced + k)] = (m[0] + m[2]) + (m[1] + m[3])
-                phase += increment
-                k += 1
+                let m = product(relative)
+                out[produced + k] = (m[0] + m[2]) + (m[1] + m[3])
+                relative &+= increment
+                k &+= 1
             }
+            phase = relative &+ (Int64(first) << 32)
             produced += n
         }
         if looping {

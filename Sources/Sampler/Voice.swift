@@ -101,3 +101,4 @@ struct SamplerVoice {
     /// Counts against the voice limit.
     var isCounted: Bool { state == .playing }
 }
+
