@@ -153,8 +153,9 @@ public final class ReverbNode: ParameterizedNode {
                 var i = 0
                 while i < n {
                     // A stretch up to the first wrap-around of any of the four lines, so the
-                    // inner loop needs no test of the positions.
-                    let stretch = min(n - i, length0 - p0, length1 - p1, length2 - p2, length3 - p3)
+                    // inner loop needs no test of the positions. Two-argument mins: the
+                    // variadic one builds an array, an allocation on the render thread.
+                    let stretch = min(min(n - i, length0 - p0), min(min(length1 - p1, length2 - p2), length3 - p3))
                     let line0 = ring0 + p0, line1 = ring1 + p1, line2 = ring2 + p2, line3 = ring3 + p3
                     let input = x + i, out = sum + i
                     for j in 0..<stretch {

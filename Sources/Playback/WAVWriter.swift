@@ -153,38 +153,47 @@ public final class WAVWriter: AudioSink {
             throw WAVWriterError.tooLarge(path)
         }
         let format = self.format, stereo = channelCount == 2
-        // The block is encoded straight into the pending bytes in one access: appended byte
-        // by byte, each append paid the array's exclusivity and capacity checks.
-        let start = pending.count
-        pending.append(contentsOf: repeatElement(0, count: count * bytesPerFrame))
-        pending.withUnsafeMutableBytes { raw in
-            let bytes = raw.baseAddress! + start
-            @inline(__always) func sample(_ i: Int, channel: Int) -> Float {
-                stereo ? (channel == 0 ? left[i] : right[i]) : (left[i] + right[i]) * 0.5
+        let channels = stereo ? 2 : 1
+        // Frames are encoded straight into the pending bytes, one access a stretch: appended
+        // byte by byte, each append paid the array's exclusivity and capacity checks. A
+        // stretch never outgrows the reserved capacity, so writing never allocates (the
+        // offline render thread calls this).
+        var done = 0
+        while done < count {
+            let room = (pending.capacity - pending.count) / bytesPerFrame
+            if room == 0 {
+                if pending.isEmpty { pending.reserveCapacity(Self.flushSize + 4096) } else { try flushPending() }
+                continue
             }
-            let channels = stereo ? 2 : 1
-            var offset = 0
-            for i in 0..<count {
-                for channel in 0..<channels {
-                    let x = sample(i, channel: channel)
-                    switch format {
-                    case .s16:
-                        bytes.storeBytes(of: WAVSampleFormat.pcm16(x).littleEndian, toByteOffset: offset, as: Int16.self)
-                        offset += 2
-                    case .s24:
-                        let u = UInt32(bitPattern: WAVSampleFormat.pcm24(x))
-                        bytes.storeBytes(of: UInt8(u & 0xFF), toByteOffset: offset, as: UInt8.self)
-                        bytes.storeBytes(of: UInt8(u >> 8 & 0xFF), toByteOffset: offset + 1, as: UInt8.self)
-                        bytes.storeBytes(of: UInt8(u >> 16 & 0xFF), toByteOffset: offset + 2, as: UInt8.self)
-                        offset += 3
-                    case .f32:
-                        bytes.storeBytes(of: x.bitPattern.littleEndian, toByteOffset: offset, as: UInt32.self)
-                        offset += 4
+            let n = min(room, count - done)
+            let start = pending.count
+            pending.append(contentsOf: repeatElement(0, count: n * bytesPerFrame))
+            pending.withUnsafeMutableBytes { raw in
+                let bytes = raw.baseAddress! + start
+                var offset = 0
+                for i in done..<done + n {
+                    for channel in 0..<channels {
+                        let x = stereo ? (channel == 0 ? left[i] : right[i]) : (left[i] + right[i]) * 0.5
+                        switch format {
+                        case .s16:
+                            bytes.storeBytes(of: WAVSampleFormat.pcm16(x).littleEndian, toByteOffset: offset, as: Int16.self)
+                            offset += 2
+                        case .s24:
+                            let u = UInt32(bitPattern: WAVSampleFormat.pcm24(x))
+                            bytes.storeBytes(of: UInt8(u & 0xFF), toByteOffset: offset, as: UInt8.self)
+                            bytes.storeBytes(of: UInt8(u >> 8 & 0xFF), toByteOffset: offset + 1, as: UInt8.self)
+                            bytes.storeBytes(of: UInt8(u >> 16 & 0xFF), toByteOffset: offset + 2, as: UInt8.self)
+                            offset += 3
+                        case .f32:
+                            bytes.storeBytes(of: x.bitPattern.littleEndian, toByteOffset: offset, as: UInt32.self)
+                            offset += 4
+                        }
                     }
                 }
             }
+            done += n
+            if pending.count >= Self.flushSize { try flushPending() }
         }
-        if pending.count >= Self.flushSize { try flushPending() }
         frameCount += Int64(count)
     }
 
