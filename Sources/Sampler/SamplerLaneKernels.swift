@@ -17,13 +17,19 @@ struct SamplerLaneState {
 }
 
 /// Where a filtered frame of four lanes goes besides the dry mix.
+///
+/// Passed by value and never mutated: an `inout` sink of no size gets a shared placeholder
+/// address, which ThreadSanitizer reports as a race between two threads rendering at once.
 protocol LaneSends {
-    mutating func add(_ y: SIMD4<Float>, frame k: Int)
+    /// Frames since the last control step at the first frame of the stretch, one a lane.
+    var firstFrames: SIMD4<Float> { get }
+    func add(_ y: SIMD4<Float>, frame k: Int, frames: SIMD4<Float>)
 }
 
 /// Reverb and chorus sends switched off.
 struct NoSends: LaneSends {
-    @inline(__always) func add(_ y: SIMD4<Float>, frame k: Int) {}
+    var firstFrames: SIMD4<Float> { .zero }
+    @inline(__always) func add(_ y: SIMD4<Float>, frame k: Int, frames: SIMD4<Float>) {}
 }
 
 /// The reverb and chorus sends of four lanes. A send's gain is its level at the last control
@@ -31,16 +37,15 @@ struct NoSends: LaneSends {
 struct SendMix: LaneSends {
     let reverbBase: SIMD4<Float>, reverbStep: SIMD4<Float>
     let chorusBase: SIMD4<Float>, chorusStep: SIMD4<Float>
-    /// Frames since the last control step, counting the one being added. Frame counts are
+    /// Frames since the last control step, counting the first one added. Frame counts are
     /// small integers, exact in a float, so counting up by one is exact.
-    var frames: SIMD4<Float>
+    let firstFrames: SIMD4<Float>
     let sumReverb: UnsafeMutablePointer<SIMD4<Float>>
     let sumChorus: UnsafeMutablePointer<SIMD4<Float>>
 
-    @inline(__always) mutating func add(_ y: SIMD4<Float>, frame k: Int) {
+    @inline(__always) func add(_ y: SIMD4<Float>, frame k: Int, frames: SIMD4<Float>) {
         sumReverb[k] += y * (reverbBase + reverbStep * frames)
         sumChorus[k] += y * (chorusBase + chorusStep * frames)
-        frames += 1
     }
 }
 
@@ -52,7 +57,7 @@ extension SamplerNode {
     @inline(never)
     static func filterAndMix<Sends: LaneSends>(_ state: UnsafeMutablePointer<SamplerLaneState>, count: Int,
                                                lanes: UnsafeMutablePointer<SIMD4<Float>>, sumL: UnsafeMutablePointer<SIMD4<Float>>,
-                                               sumR: UnsafeMutablePointer<SIMD4<Float>>, sends: inout Sends) {
+                                               sumR: UnsafeMutablePointer<SIMD4<Float>>, sends: Sends) {
         var h1 = state.pointee.history1, h2 = state.pointee.history2
         var b02 = state.pointee.b02, b1 = state.pointee.b1, a1 = state.pointee.a1, a2 = state.pointee.a2
         let db02 = state.pointee.db02, db1 = state.pointee.db1, da1 = state.pointee.da1, da2 = state.pointee.da2
@@ -62,6 +67,7 @@ extension SamplerNode {
         let ramping = (db02 * db02 + db1 * db1 + da1 * da1 + da2 * da2).max() != 0
         let zero = SIMD4<Float>()
         let truncated = valid.min() < Float(count)
+        var sendFrames = sends.firstFrames
         // FluidSynth's direct form II low-pass; the feedback term on the older history comes
         // first, which shortens the chain each sample waits on.
         if ramping || truncated {
@@ -84,7 +90,8 @@ extension SamplerNode {
                 gr += sr
                 sumL[k] += y * gl
                 sumR[k] += y * gr
-                sends.add(y, frame: k)
+                sends.add(y, frame: k, frames: sendFrames)
+                sendFrames += 1
             }
         } else {
             for k in 0..<count {
@@ -96,7 +103,8 @@ extension SamplerNode {
                 gr += sr
                 sumL[k] += y * gl
                 sumR[k] += y * gr
-                sends.add(y, frame: k)
+                sends.add(y, frame: k, frames: sendFrames)
+                sendFrames += 1
             }
         }
         state.pointee.history1 = h1

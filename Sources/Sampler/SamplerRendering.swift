@@ -150,13 +150,12 @@ extension SamplerNode {
         if sends {
             // Send gains are a function of the frames since the last control step, so a send
             // that is switched off can skip its work and still be where it should afterwards.
-            var sendMix = SendMix(reverbBase: gather { $0.pointee.gainReverb }, reverbStep: gather { $0.pointee.stepReverb },
+            let sendMix = SendMix(reverbBase: gather { $0.pointee.gainReverb }, reverbStep: gather { $0.pointee.stepReverb },
                                   chorusBase: gather { $0.pointee.gainChorus }, chorusStep: gather { $0.pointee.stepChorus },
-                                  frames: gather { Float($0.pointee.sendRampFrame) } + 1, sumReverb: sumReverb, sumChorus: sumChorus)
-            Self.filterAndMix(state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: &sendMix)
+                                  firstFrames: gather { Float($0.pointee.sendRampFrame) } + 1, sumReverb: sumReverb, sumChorus: sumChorus)
+            Self.filterAndMix(state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: sendMix)
         } else {
-            var none = NoSends()
-            Self.filterAndMix(state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: &none)
+            Self.filterAndMix(state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: NoSends())
         }
         let result = state.pointee
         // Written back lane by lane (a local function capturing these variables would box them).
