@@ -174,6 +174,9 @@ struct FileRender {
                 return fail(Code.ioError, "\(error)")
             }
         }
+        // The bank is shared by every song of the batch: without this, the process would
+        // keep resident every sample page any earlier song touched.
+        if case .sampler(let sampler) = instrument { sampler.bank.releaseReloadableSampleMemory() }
         let statistics = RenderStatistics(frameCount: summary.framesPlayed, peak: backend.peak, sampleRate: settings.sampleRate)
         let sumOfSquares = guarded.sumOfSquares
         outcome.status = .ok

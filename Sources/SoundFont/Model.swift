@@ -385,7 +385,11 @@ public final class SoundFontBank: Sendable {
     private let storage: SampleStorage
 
     /// Owner of sample memory; releases it when the bank goes away.
-    public protocol SampleStorage: AnyObject, Sendable {}
+    public protocol SampleStorage: AnyObject, Sendable {
+        /// Lets the operating system drop the pages of sample memory it can read again from
+        /// the file (a memory-mapped bank's); does nothing for memory the storage allocated.
+        func releaseReloadablePages()
+    }
 
     /// Creates a bank over sample memory owned by `storage`.
     public init(name: String, presets: [SoundFontPreset], samples: [SoundFontSample],
@@ -411,6 +415,18 @@ public final class SoundFontBank: Sendable {
         self.init(name: name, presets: presets, samples: samples, sampleData: owned.data, storage: owned)
     }
 
+    /// Drops from this process's resident memory the sample pages of a memory-mapped bank.
+    ///
+    /// The pages stay in the system's file cache and come back, unchanged, when a voice reads
+    /// them again; sample data the bank allocated (copied or decoded) is kept. A program that
+    /// renders many songs with one bank calls this between songs, so its memory holds what the
+    /// current song plays rather than every sample any song touched. Safe while voices play
+    /// (they fault the pages back in), but a real-time player should not call it, as those
+    /// page faults take time on the render thread.
+    public func releaseReloadableSampleMemory() {
+        storage.releaseReloadablePages()
+    }
+
     /// The preset for `bank` and `program`, if the bank has one.
     public func preset(bank: Int, program: Int) -> SoundFontPreset? {
         presetIndex[bank << 7 | program].map { presets[$0] }
@@ -420,6 +436,11 @@ public final class SoundFontBank: Sendable {
     public func presetPosition(bank: Int, program: Int) -> Int? {
         presetIndex[bank << 7 | program]
     }
+}
+
+extension SoundFontBank.SampleStorage {
+    /// Allocated memory cannot be read again from a file: kept.
+    public func releaseReloadablePages() {}
 }
 
 /// Sample memory allocated and owned by a bank.

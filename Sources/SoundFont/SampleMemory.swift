@@ -34,6 +34,11 @@ final class MappedFile: SoundFontBank.SampleStorage, @unchecked Sendable {
         bytes = UnsafeRawBufferPointer(start: base, count: size)
     }
 
+    /// The mapping is read-only and private, so dropped pages are read again from the file.
+    func releaseReloadablePages() {
+        if let base = bytes.baseAddress { _ = madvise(UnsafeMutableRawPointer(mutating: base), bytes.count, Int32(MADV_DONTNEED)) }
+    }
+
     deinit {
         if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
     }
