@@ -40,6 +40,14 @@ public final class LimiterNode: ParameterizedNode {
     private var counter = 0
     private var minimumSum = 0.0
     private var gain: Float = 1
+    /// Frames in a row whose window minimum was 1: from `window` on, the minimum ring holds
+    /// only ones.
+    private var unlimitedFrames = 0
+    /// Whether blocks that need no limiting take the short path; tests switch it off to
+    /// check the short path against the general loop.
+    var takesUnlimitedShortcut = true
+    /// Frames rendered by the short path since creation.
+    private(set) var framesRenderedUnlimited = 0
 
     /// Creates a limiter with a ceiling in dBFS (clamped to at most 0).
     public init(ceilingDecibels: Float = -0.3, lookAheadSeconds: Double = 0.0015) {
@@ -79,6 +87,7 @@ public final class LimiterNode: ParameterizedNode {
         counter = 0
         minimumSum = Double(window)
         gain = 1
+        unlimitedFrames = window
     }
 
     private func update() {
@@ -99,13 +108,14 @@ public final class LimiterNode: ParameterizedNode {
             return
         }
         let input = inputs[0]
+        if renderUnlimited(frameCount: frameCount, input: input, output: output) { return }
         let w = window, dequeCapacity = w + 1
         let invWindow = 1 / Double(w)
         let inputGain = self.inputGain, ceiling = self.ceiling, releaseCoefficient = self.releaseCoefficient
         // The state lives in locals for the block, and the rings' positions step and wrap
         // instead of being found by division: this loop runs on every frame of every render.
         var head = dequeHead, queued = dequeCount, counter = self.counter
-        var minimumSum = self.minimumSum, gain = self.gain
+        var minimumSum = self.minimumSum, gain = self.gain, unlimitedFrames = self.unlimitedFrames
         var ringSlot = counter % w
         var delaySlot = w > 1 ? counter % (w - 1) : 0
         @inline(__always) func wrapped(_ index: Int) -> Int { index >= dequeCapacity ? index - dequeCapacity : index }
@@ -126,6 +136,7 @@ public final class LimiterNode: ParameterizedNode {
                 queued -= 1
             }
             let windowMinimum = dequeValue[head]
+            unlimitedFrames = windowMinimum == 1 ? unlimitedFrames + 1 : 0
             // Moving average of the window minima over the same length.
             minimumSum += Double(windowMinimum) - Double(minimumRing[ringSlot])
             minimumRing[ringSlot] = windowMinimum
@@ -151,6 +162,47 @@ public final class LimiterNode: ParameterizedNode {
         self.counter = counter
         self.minimumSum = minimumSum
         self.gain = gain
+        self.unlimitedFrames = unlimitedFrames
+    }
+
+    /// Renders a block in which nothing needs limiting and nothing did for a whole window,
+    /// and returns true; returns false, touching nothing, otherwise.
+    ///
+    /// Most of a song is like this, and then every step of the general loop is known: each
+    /// frame pushes a required gain of 1 onto a deque that holds only the previous 1, the
+    /// moving average adds 1 and drops 1, and the gain, already equal to that average, stays.
+    /// Only the delay line and the clamp remain, and the output is the general loop's exactly.
+    private func renderUnlimited(frameCount: Int, input: StereoBuffer, output: StereoBuffer) -> Bool {
+        guard takesUnlimitedShortcut, let delayL, let delayR, let dequeValue, let dequeIndex,
+              unlimitedFrames >= window, dequeCount == 1, dequeValue[dequeHead] == 1,
+              gain == Float(minimumSum * (1 / Double(window))) else { return false }
+        let inputGain = self.inputGain, ceiling = self.ceiling, gain = self.gain
+        // The general loop limits a frame only when one side's level is above the ceiling.
+        for i in 0..<frameCount where abs(input.left[i] * inputGain) > ceiling || abs(input.right[i] * inputGain) > ceiling {
+            return false
+        }
+        let w = window
+        if w > 1 {
+            var delaySlot = counter % (w - 1)
+            for i in 0..<frameCount {
+                let yl = delayL[delaySlot] * gain, yr = delayR[delaySlot] * gain
+                delayL[delaySlot] = input.left[i] * inputGain
+                delayR[delaySlot] = input.right[i] * inputGain
+                delaySlot = delaySlot + 1 == w - 1 ? 0 : delaySlot + 1
+                output.left[i] = min(max(yl, -ceiling), ceiling)
+                output.right[i] = min(max(yr, -ceiling), ceiling)
+            }
+        } else {
+            for i in 0..<frameCount {
+                output.left[i] = min(max(input.left[i] * inputGain * gain, -ceiling), ceiling)
+                output.right[i] = min(max(input.right[i] * inputGain * gain, -ceiling), ceiling)
+            }
+        }
+        counter += frameCount
+        dequeIndex[dequeHead] = counter - 1
+        unlimitedFrames += frameCount
+        framesRenderedUnlimited += frameCount
+        return true
     }
 }
 
