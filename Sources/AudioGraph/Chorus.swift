@@ -143,29 +143,44 @@ public final class ChorusNode: ParameterizedNode {
         // The state lives in locals for the block: read and written through the object on every
         // frame, it cost more than the voices' arithmetic.
         var writeIndex = self.writeIndex, lfoPhase = self.lfoPhase
+        /// Voice `k`'s output at this frame: its delay line read where its LFO puts it.
+        @inline(__always) func voice(_ k: Int, phase lfoPhase: Double, writeIndex: Int) -> Float {
+            var p = lfoPhase + offsets[k]
+            if p >= 1 { p -= 1 }
+            let x = Float(p) * Float(Self.sineSize)
+            let j = min(Int(x), Self.sineSize - 1)
+            let lfo = sine[j] + (sine[j + 1] - sine[j]) * (x - Float(j))
+            let delay = centreDelay + swing * lfo
+            // Linear interpolation between the two points around the delayed position.
+            var position = Float(writeIndex) - delay
+            if position < 0 { position += Float(length) }
+            let i0 = Int(position)
+            let frac = position - Float(i0)
+            let i1 = i0 + 1 == length ? 0 : i0 + 1
+            return line[i0] + (line[i1] - line[i0]) * frac
+        }
         for f in 0..<frameCount {
             let x = (input.left[f] + input.right[f]) * 0.5
             line[writeIndex] = x
-            var even: Float = 0, odd: Float = 0, last: Float = 0
-            for k in 0..<n {
-                var p = lfoPhase + offsets[k]
-                if p >= 1 { p -= 1 }
-                let x = Float(p) * Float(Self.sineSize)
-                let j = min(Int(x), Self.sineSize - 1)
-                let lfo = sine[j] + (sine[j + 1] - sine[j]) * (x - Float(j))
-                let delay = centreDelay + swing * lfo
-                // Linear interpolation between the two points around the delayed position.
-                var position = Float(writeIndex) - delay
-                if position < 0 { position += Float(length) }
-                let i0 = Int(position)
-                let frac = position - Float(i0)
-                let i1 = i0 + 1 == length ? 0 : i0 + 1
-                let y = line[i0] + (line[i1] - line[i0]) * frac
-                if k & 1 == 0 { even += y } else { odd += y }
-                last = y
+            var even: Float = 0, odd: Float = 0
+            if n == 3 {
+                // The default, spelled out so the optimizer keeps the voices in registers;
+                // the sums are the general loop's, in its order.
+                let y0 = voice(0, phase: lfoPhase, writeIndex: writeIndex)
+                let y1 = voice(1, phase: lfoPhase, writeIndex: writeIndex)
+                let y2 = voice(2, phase: lfoPhase, writeIndex: writeIndex)
+                even = (even + y0) + y2
+                odd = (odd + y1) + y2
+            } else {
+                var last: Float = 0
+                for k in 0..<n {
+                    let y = voice(k, phase: lfoPhase, writeIndex: writeIndex)
+                    if k & 1 == 0 { even += y } else { odd += y }
+                    last = y
+                }
+                // An odd count leaves the odd side a voice short: the last voice goes there too.
+                if n & 1 == 1 && n > 2 { odd += last }
             }
-            // An odd count leaves the odd side a voice short: the last voice goes there too.
-            if n & 1 == 1 && n > 2 { odd += last }
             output.left[f] = even * ownSideGain + odd * otherSideGain + input.left[f] * dryGain
             output.right[f] = odd * ownSideGain + even * otherSideGain + input.right[f] * dryGain
             writeIndex += 1

@@ -170,6 +170,15 @@ public final class WAVWriter: AudioSink {
             pending.append(contentsOf: repeatElement(0, count: n * bytesPerFrame))
             pending.withUnsafeMutableBytes { raw in
                 let bytes = raw.baseAddress! + start
+                if format == .s16 && stereo {
+                    // What nearly every render writes, in a loop of its own: the general one
+                    // below decides the format and the channel on every sample.
+                    for i in 0..<n {
+                        bytes.storeBytes(of: WAVSampleFormat.pcm16(left[done + i]).littleEndian, toByteOffset: 4 * i, as: Int16.self)
+                        bytes.storeBytes(of: WAVSampleFormat.pcm16(right[done + i]).littleEndian, toByteOffset: 4 * i + 2, as: Int16.self)
+                    }
+                    return
+                }
                 var offset = 0
                 for i in done..<done + n {
                     for channel in 0..<channels {
