@@ -347,6 +347,8 @@ struct SFZTranslator {
                 let spread = 500 * region.width / 100
                 channelGenerators[.pan] = Int32(min(max((c == 0 ? pan - spread : pan + spread), -500), 500).rounded())
             } else {
+                // As sfizz, width spreads a stereo pair and does nothing to a mono sample, whose
+                // one channel is the same on both sides.
                 channelGenerators[.pan] = Int32(min(max(pan, -500), 500).rounded())
             }
             result.append(SoundFontRegion(keyRange: keys, velocityRange: velocities, sampleIndex: firstHeader + c,
@@ -362,7 +364,6 @@ struct SFZTranslator {
         if region.offBy != nil, region.offMode == .time {
             notPlayed.add(region, "off_mode", "time is played as fast (off_time is not played)")
         }
-        check(channels == 1 && region.width != 100, "width")
         let fil = region.filterEnvelope
         check(fil.start != 0, "fileg_start")
         check(region.cutoff == nil && fil.depth != 0, "fileg_depth")
