@@ -48,7 +48,7 @@ public enum SFZOffMode: String, Hashable, Sendable, CaseIterable {
     case fast
     /// Through the amplitude envelope's release.
     case normal
-    /// With a fade of `off_time` seconds.
+    /// With an exponential fade of ``SFZRegion/offTime`` seconds.
     case time
 }
 
@@ -212,6 +212,9 @@ public struct SFZRegion: Hashable, Sendable {
     public var offBy: Int?
     /// How those voices stop (`off_mode`).
     public var offMode = SFZOffMode.fast
+    /// Seconds over which ``SFZOffMode/time`` fades the voices out (`off_time`, which also sets
+    /// ``offMode`` to `time`, as sfizz; 0.006 by default).
+    public var offTime = 0.006
     /// The most voices of this region at once (`polyphony`), nil for no limit.
     public var polyphony: Int?
     /// The most voices of this region on one key at once (`note_polyphony`), nil for no limit.

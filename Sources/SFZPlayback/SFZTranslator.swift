@@ -129,6 +129,7 @@ struct SFZTranslator {
         rule.group = region.group
         rule.offBy = region.offBy
         rule.offReleases = region.offMode == .normal
+        rule.offTime = region.offMode == .time ? region.offTime : nil
         rule.sequenceLength = max(1, region.sequenceLength)
         rule.sequencePosition = min(max(1, region.sequencePosition), rule.sequenceLength)
         rule.randomLow = region.randomRange.low
@@ -360,9 +361,6 @@ struct SFZTranslator {
     private mutating func warnAboutUnplayed(_ region: SFZRegion, channels: Int) {
         func check(_ unplayed: Bool, _ opcode: String) {
             if unplayed { notPlayed.add(region, opcode, Self.parsedNotPlayed) }
-        }
-        if region.offBy != nil, region.offMode == .time {
-            notPlayed.add(region, "off_mode", "time is played as fast (off_time is not played)")
         }
         let fil = region.filterEnvelope
         check(fil.start != 0, "fileg_start")
