@@ -82,7 +82,8 @@ public enum SFZFilterType: String, Hashable, Sendable, CaseIterable {
 public struct SFZEnvelope: Hashable, Sendable {
     /// Seconds before the attack starts (`_delay`).
     public var delay = 0.0
-    /// Level the attack starts from, percent (`_start`).
+    /// Level the delay holds and the attack starts from, percent (`_start`): of full amplitude
+    /// for `ampeg_start`, of ``depth`` for `fileg_start`.
     public var start = 0.0
     /// Attack time, seconds (`_attack`).
     public var attack = 0.0

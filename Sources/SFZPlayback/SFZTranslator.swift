@@ -145,7 +145,7 @@ struct SFZTranslator {
         let amp = region.amplitudeEnvelope
         if amp.start != 0 || Self.hasVelocityTerms(amp) { rule.amplitudeEnvelope = Self.envelopeRule(amp) }
         let fileg = region.filterEnvelope
-        if region.cutoff != nil, region.filterType != .highPassOnePole, fileg.depth != 0, Self.hasVelocityTerms(fileg) {
+        if region.cutoff != nil, region.filterType != .highPassOnePole, fileg.depth != 0, fileg.start != 0 || Self.hasVelocityTerms(fileg) {
             rule.modulationEnvelope = Self.envelopeRule(fileg)
         }
         rule.keyswitch = region.keyswitchLast.map { UInt8(min(max($0, 0), 127)) }
@@ -217,7 +217,7 @@ struct SFZTranslator {
                                  to result: inout [SoundFontRegion]) throws(SFZPlaybackError) {
         var generators = SoundFontGenerators.defaults
         var modulators = SoundFontModulator.defaults
-        warnAboutUnplayed(region, channels: source.channels)
+        warnAboutUnplayed(region)
 
         // Sample range.
         let lastFrame = source.frames - 1
@@ -358,12 +358,10 @@ struct SFZTranslator {
     }
 
     /// One warning per opcode a region uses that the bank cannot play.
-    private mutating func warnAboutUnplayed(_ region: SFZRegion, channels: Int) {
+    private mutating func warnAboutUnplayed(_ region: SFZRegion) {
         func check(_ unplayed: Bool, _ opcode: String) {
             if unplayed { notPlayed.add(region, opcode, Self.parsedNotPlayed) }
         }
-        let fil = region.filterEnvelope
-        check(fil.start != 0, "fileg_start")
-        check(region.cutoff == nil && fil.depth != 0, "fileg_depth")
+        check(region.cutoff == nil && region.filterEnvelope.depth != 0, "fileg_depth")
     }
 }

@@ -262,7 +262,7 @@ extension SamplerNode {
             let cb = -200 * log10(amp)
             v.pointee.volumeEnvelope.value = min(max(1 - cb / 960, 0), 1)
         }
-        if v.pointee.modulationEnvelope.section == .attack && v.pointee.modulationEnvelope.value > 0 {
+        if v.pointee.modulationEnvelope.section.rawValue <= EnvelopeSection.attack.rawValue && v.pointee.modulationEnvelope.value > 0 {
             v.pointee.modulationEnvelope.value = min(max(tables.lookup(tables.convex, 127 * v.pointee.modulationEnvelope.value), 0), 1)
         }
         v.pointee.volumeEnvelope.enterRelease()

@@ -70,7 +70,8 @@ public struct SamplerRegionRule: Sendable, Hashable {
     /// The amplitude envelope as seconds and percentages with velocity terms, applied at
     /// note-on over the bank's volume-envelope generators; nil to play the bank's.
     public var amplitudeEnvelope: SamplerEnvelopeRule?
-    /// The same for the modulation envelope (its ``SamplerEnvelopeRule/start`` is not used).
+    /// The same for the modulation envelope, whose ``SamplerEnvelopeRule/start`` is a
+    /// percentage of its depth (SFZ's `fileg_start`).
     public var modulationEnvelope: SamplerEnvelopeRule?
     /// The most voices sounding at once (not released) of the region's ``group``, or of this
     /// region when its group is 0; starting the region past it stops the oldest such voice (fast
@@ -97,7 +98,9 @@ public struct SamplerRegionRule: Sendable, Hashable {
 public struct SamplerEnvelopeRule: Sendable, Hashable {
     /// Seconds before the attack.
     public var delay = 0.0
-    /// The level the attack starts from, percent of full amplitude (volume envelope only).
+    /// The level the delay holds and the attack starts from, percent: of full amplitude for the
+    /// volume envelope, of the envelope's depth (its full swing of the filter cutoff or pitch)
+    /// for the modulation envelope.
     public var start = 0.0
     /// Attack seconds.
     public var attack = 0.0
