@@ -74,9 +74,9 @@ public struct SamplerRegionRule: Sendable, Hashable {
     /// percentage of its depth (SFZ's `fileg_start`).
     public var modulationEnvelope: SamplerEnvelopeRule?
     /// The most voices sounding at once (not released) of the region's ``group``, or of this
-    /// region when its group is 0; starting the region past it stops the oldest such voice (fast
-    /// or through its release, as ``offReleases`` of that voice's region says), as sfizz's
-    /// `polyphony`. Nil: no limit.
+    /// region when its group is 0; starting the region past it stops the oldest such voice (fast,
+    /// through its release or over its ``offTime``, as ``offReleases`` and ``offTime`` of that
+    /// voice's region say), as sfizz's `polyphony`. Nil: no limit.
     public var polyphony: Int?
     /// The same limit for the voices of the region's ``group`` on the note's key (sfizz's
     /// `note_polyphony`). Nil: no limit.

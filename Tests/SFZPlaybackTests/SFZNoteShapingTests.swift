@@ -171,12 +171,12 @@ struct SFZNoteShapingTests {
         #expect(free[5_001] != 0)
     }
 
-    @Test("Renders with the velocity curve, envelope terms, rt_decay, pedal-held releases, hpf_2p and polyphony repeat exactly at any block size")
+    @Test("Renders with the velocity curve, envelope terms, rt_decay, pedal-held releases, hpf_2p, fileg_start and polyphony stops over off_time repeat exactly at any block size")
     func blockSizeIndependent() throws {
         let f = try fixtures()
         let text = """
-            <group> group=1 polyphony=2 pitch_keycenter=60
-            <region> sample=tone.wav amp_velcurve_80=0.3 ampeg_vel2attack=0.05 ampeg_start=10 fil_type=hpf_2p cutoff=300
+            <group> group=1 polyphony=2 pitch_keycenter=60 off_time=0.05
+            <region> sample=tone.wav amp_velcurve_80=0.3 ampeg_vel2attack=0.05 ampeg_start=10 fil_type=hpf_2p cutoff=300 fileg_depth=1200 fileg_start=40 fileg_attack=0.1
             <region> sample=tone.wav trigger=release rt_decay=4 ampeg_vel2release=0.2 pan=60
             """
         let notes: [(at: Int, key: UInt8, velocity: UInt8, off: Int?)] = [(100, 60, 90, 9_000), (3_001, 64, 40, 5_000),
