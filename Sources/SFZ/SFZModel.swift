@@ -48,7 +48,7 @@ public enum SFZOffMode: String, Hashable, Sendable, CaseIterable {
     case fast
     /// Through the amplitude envelope's release.
     case normal
-    /// With a fade of `off_time` seconds.
+    /// With an exponential fade of ``SFZRegion/offTime`` seconds.
     case time
 }
 
@@ -82,7 +82,8 @@ public enum SFZFilterType: String, Hashable, Sendable, CaseIterable {
 public struct SFZEnvelope: Hashable, Sendable {
     /// Seconds before the attack starts (`_delay`).
     public var delay = 0.0
-    /// Level the attack starts from, percent (`_start`).
+    /// Level the delay holds and the attack starts from, percent (`_start`): of full amplitude
+    /// for `ampeg_start`, of ``depth`` for `fileg_start`.
     public var start = 0.0
     /// Attack time, seconds (`_attack`).
     public var attack = 0.0
@@ -212,6 +213,9 @@ public struct SFZRegion: Hashable, Sendable {
     public var offBy: Int?
     /// How those voices stop (`off_mode`).
     public var offMode = SFZOffMode.fast
+    /// Seconds over which ``SFZOffMode/time`` fades the voices out (`off_time`, which also sets
+    /// ``offMode`` to `time`, as sfizz; 0.006 by default).
+    public var offTime = 0.006
     /// The most voices of this region at once (`polyphony`), nil for no limit.
     public var polyphony: Int?
     /// The most voices of this region on one key at once (`note_polyphony`), nil for no limit.

@@ -154,6 +154,7 @@ enum SFZRegionOpcode: String, CaseIterable, Sendable {
     case group
     case offBy = "off_by"
     case offMode = "off_mode"
+    case offTime = "off_time"
     case polyphony
     case notePolyphony = "note_polyphony"
     case swLokey = "sw_lokey"
@@ -247,6 +248,10 @@ extension SFZRegion {
             offBy = reader.optionalInteger(-Int(Int32.max)...Int(UInt32.max))
         case .offMode:
             offMode = reader.choice(SFZOffMode.self) ?? .fast
+        case .offTime:
+            // As sfizz: giving a time chooses the timed fade; a later off_mode may still change it.
+            offMode = .time
+            offTime = reader.number(0...100, default: 0.006)
         case .polyphony:
             polyphony = reader.optionalInteger(0...Int(UInt32.max), low: .clamp, high: .clamp)
         case .notePolyphony:

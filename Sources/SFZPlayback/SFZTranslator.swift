@@ -129,6 +129,7 @@ struct SFZTranslator {
         rule.group = region.group
         rule.offBy = region.offBy
         rule.offReleases = region.offMode == .normal
+        rule.offTime = region.offMode == .time ? region.offTime : nil
         rule.sequenceLength = max(1, region.sequenceLength)
         rule.sequencePosition = min(max(1, region.sequencePosition), rule.sequenceLength)
         rule.randomLow = region.randomRange.low
@@ -144,7 +145,7 @@ struct SFZTranslator {
         let amp = region.amplitudeEnvelope
         if amp.start != 0 || Self.hasVelocityTerms(amp) { rule.amplitudeEnvelope = Self.envelopeRule(amp) }
         let fileg = region.filterEnvelope
-        if region.cutoff != nil, region.filterType != .highPassOnePole, fileg.depth != 0, Self.hasVelocityTerms(fileg) {
+        if region.cutoff != nil, region.filterType != .highPassOnePole, fileg.depth != 0, fileg.start != 0 || Self.hasVelocityTerms(fileg) {
             rule.modulationEnvelope = Self.envelopeRule(fileg)
         }
         rule.keyswitch = region.keyswitchLast.map { UInt8(min(max($0, 0), 127)) }
@@ -216,7 +217,7 @@ struct SFZTranslator {
                                  to result: inout [SoundFontRegion]) throws(SFZPlaybackError) {
         var generators = SoundFontGenerators.defaults
         var modulators = SoundFontModulator.defaults
-        warnAboutUnplayed(region, channels: source.channels)
+        warnAboutUnplayed(region)
 
         // Sample range.
         let lastFrame = source.frames - 1
@@ -347,6 +348,8 @@ struct SFZTranslator {
                 let spread = 500 * region.width / 100
                 channelGenerators[.pan] = Int32(min(max((c == 0 ? pan - spread : pan + spread), -500), 500).rounded())
             } else {
+                // As sfizz, width spreads a stereo pair and does nothing to a mono sample, whose
+                // one channel is the same on both sides.
                 channelGenerators[.pan] = Int32(min(max(pan, -500), 500).rounded())
             }
             result.append(SoundFontRegion(keyRange: keys, velocityRange: velocities, sampleIndex: firstHeader + c,
@@ -355,16 +358,10 @@ struct SFZTranslator {
     }
 
     /// One warning per opcode a region uses that the bank cannot play.
-    private mutating func warnAboutUnplayed(_ region: SFZRegion, channels: Int) {
+    private mutating func warnAboutUnplayed(_ region: SFZRegion) {
         func check(_ unplayed: Bool, _ opcode: String) {
             if unplayed { notPlayed.add(region, opcode, Self.parsedNotPlayed) }
         }
-        if region.offBy != nil, region.offMode == .time {
-            notPlayed.add(region, "off_mode", "time is played as fast (off_time is not played)")
-        }
-        check(channels == 1 && region.width != 100, "width")
-        let fil = region.filterEnvelope
-        check(fil.start != 0, "fileg_start")
-        check(region.cutoff == nil && fil.depth != 0, "fileg_depth")
+        check(region.cutoff == nil && region.filterEnvelope.depth != 0, "fileg_depth")
     }
 }

@@ -89,6 +89,17 @@ final class SamplerTables: @unchecked Sendable {
         return table[i] + (table[i + 1] - table[i]) * (x - Float(i))
     }
 
+    /// The modulation-envelope value (0...1) whose attack curve reads `level` (0...1): the
+    /// position in the rising ``convex`` table where ``lookup(_:_:)`` gives `level`, over 127.
+    @inline(__always)
+    func convexPosition(of level: Float) -> Float {
+        guard level > convex[0] else { return 0 }
+        guard level < convex[127] else { return 1 }
+        var i = 0
+        while convex[i + 1] <= level { i += 1 }
+        return (Float(i) + (level - convex[i]) / (convex[i + 1] - convex[i])) / 127
+    }
+
     /// Maps a raw source value (`value` out of `range`) through the source's curve, polarity
     /// and direction (SoundFont 2.04 section 8.2.1, FluidSynth's normalisation).
     @inline(__always)

@@ -20,7 +20,8 @@ extension SamplerNode {
         let elapsed = frame - v.pointee.startFrame
         let modLFO = lfoValue(elapsed - v.pointee.modLFODelay, v.pointee.modLFOFrequency)
         let vibLFO = lfoValue(elapsed - v.pointee.vibLFODelay, v.pointee.vibLFOFrequency)
-        let modEnvelope = v.pointee.modulationEnvelope.section == .attack
+        // The delay holds the attack's start value (0 unless a region rule's start says otherwise), read as the attack reads it.
+        let modEnvelope = v.pointee.modulationEnvelope.section.rawValue <= EnvelopeSection.attack.rawValue
             ? tables.lookup(tables.convex, 127 * v.pointee.modulationEnvelope.value)
             : v.pointee.modulationEnvelope.value
 

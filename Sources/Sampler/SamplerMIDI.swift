@@ -172,9 +172,8 @@ extension SamplerNode {
         forEachActive { i in
             let v = voices + i
             guard v.pointee.state == .playing, Int(v.pointee.channel) == c, v.pointee.noteID != noteSerial else { return }
-            let (stops, releases) = rules.stoppedBy(group, region: v.pointee.region)
-            guard stops else { return }
-            if releases { release(i) } else { beginFade(i) }
+            guard rules.stoppedBy(group, region: v.pointee.region) else { return }
+            stopVoice(i, asRegion: Int(v.pointee.region), rules: rules)
         }
     }
 
@@ -229,12 +228,12 @@ extension SamplerNode {
             }
             guard oldest >= 0 else { return }
             let noteID = voices[oldest].noteID, sister = voices[oldest].region + 1
-            let releases = rules.rules[Int(voices[oldest].region)].offReleases
+            let stoppedRegion = Int(voices[oldest].region)
             forEachActive { i in
                 let v = voices + i
                 guard v.pointee.state == .playing, i == oldest || (v.pointee.noteID == noteID && v.pointee.region == sister
                                                                    && Int(sister) < rules.count && rules.rules[Int(sister)].paired) else { return }
-                if releases { release(i) } else { beginFade(i) }
+                stopVoice(i, asRegion: stoppedRegion, rules: rules)
             }
             counted -= 1
         }
@@ -263,11 +262,41 @@ extension SamplerNode {
             let cb = -200 * log10(amp)
             v.pointee.volumeEnvelope.value = min(max(1 - cb / 960, 0), 1)
         }
-        if v.pointee.modulationEnvelope.section == .attack && v.pointee.modulationEnvelope.value > 0 {
+        if v.pointee.modulationEnvelope.section.rawValue <= EnvelopeSection.attack.rawValue && v.pointee.modulationEnvelope.value > 0 {
             v.pointee.modulationEnvelope.value = min(max(tables.lookup(tables.convex, 127 * v.pointee.modulationEnvelope.value), 0), 1)
         }
         v.pointee.volumeEnvelope.enterRelease()
         v.pointee.modulationEnvelope.enterRelease()
+    }
+
+    /// Stops voice `i` as region `r`'s off mode says: through its release, over the rule's
+    /// ``SamplerRegionRule/offTime``, or with the short fade.
+    func stopVoice(_ i: Int, asRegion r: Int, rules: CompiledRegionRules) {
+        let rule = rules.rules[r]
+        if rule.offReleases {
+            release(i)
+        } else if rule.offTime > 0 {
+            fadeOut(i, seconds: rule.offTime)
+        } else {
+            beginFade(i)
+        }
+    }
+
+    /// Releases voice `i`'s volume envelope at sfizz's `off_time` rate: sfizz multiplies the
+    /// level by e^(-9 / (seconds x rate)) each frame, 9 nepers (78.2 dB) in `seconds` (at least
+    /// its 6 ms), and the envelope's value spans 96 dB, so the same fall is a straight line in it.
+    /// A voice already releasing falls at the new rate from where it is, as in sfizz.
+    func fadeOut(_ i: Int, seconds: Double) {
+        let v = voices + i
+        guard v.pointee.state == .playing else { return }
+        let stepsPerSecond = sampleRate / Double(Self.controlInterval)
+        let nepersInDecibels = 20 / log(10.0)
+        let fallPerStep = 9 * nepersInDecibels / 96 / (max(seconds, 0.006) * stepsPerSecond)
+        v.pointee.volumeEnvelope.release = EnvelopeSegment(count: .max, coefficient: 1, increment: Float(-fallPerStep),
+                                                          minimum: 0, maximum: 1)
+        v.pointee.sustained = false
+        v.pointee.sostenuto = false
+        release(i)
     }
 
     /// Cuts voice `i` with a short linear fade (steals, all sound off, exclusive classes).

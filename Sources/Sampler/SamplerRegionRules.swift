@@ -48,8 +48,14 @@ public struct SamplerRegionRule: Sendable, Hashable {
     public var group = 0
     /// The group whose start stops this region's voices on the same channel (nil: none).
     public var offBy: Int?
-    /// True to stop those voices through their release, false for a fade of a few milliseconds.
+    /// True to stop those voices through their release, false for a fade of a few milliseconds
+    /// (or of ``offTime``).
     public var offReleases = false
+    /// When not nil (and ``offReleases`` is false), those voices fade out over this many seconds
+    /// instead of a few milliseconds, as sfizz's `off_mode=time`: their volume envelope releases
+    /// at a rate that falls 78 dB (9 nepers, sfizz's exponential release) in that time, at least
+    /// 6 ms, from the level they had. Nil: the sampler's 3 ms fade.
+    public var offTime: Double?
     /// True when note-off (and the pedals) leave the region's voices alone: they play to the
     /// sample's end (SFZ's `loop_mode=one_shot`, for drums struck with short notes).
     public var ignoresNoteOff = false
@@ -64,12 +70,13 @@ public struct SamplerRegionRule: Sendable, Hashable {
     /// The amplitude envelope as seconds and percentages with velocity terms, applied at
     /// note-on over the bank's volume-envelope generators; nil to play the bank's.
     public var amplitudeEnvelope: SamplerEnvelopeRule?
-    /// The same for the modulation envelope (its ``SamplerEnvelopeRule/start`` is not used).
+    /// The same for the modulation envelope, whose ``SamplerEnvelopeRule/start`` is a
+    /// percentage of its depth (SFZ's `fileg_start`).
     public var modulationEnvelope: SamplerEnvelopeRule?
     /// The most voices sounding at once (not released) of the region's ``group``, or of this
-    /// region when its group is 0; starting the region past it stops the oldest such voice (fast
-    /// or through its release, as ``offReleases`` of that voice's region says), as sfizz's
-    /// `polyphony`. Nil: no limit.
+    /// region when its group is 0; starting the region past it stops the oldest such voice (fast,
+    /// through its release or over its ``offTime``, as ``offReleases`` and ``offTime`` of that
+    /// voice's region say), as sfizz's `polyphony`. Nil: no limit.
     public var polyphony: Int?
     /// The same limit for the voices of the region's ``group`` on the note's key (sfizz's
     /// `note_polyphony`). Nil: no limit.
@@ -91,7 +98,9 @@ public struct SamplerRegionRule: Sendable, Hashable {
 public struct SamplerEnvelopeRule: Sendable, Hashable {
     /// Seconds before the attack.
     public var delay = 0.0
-    /// The level the attack starts from, percent of full amplitude (volume envelope only).
+    /// The level the delay holds and the attack starts from, percent: of full amplitude for the
+    /// volume envelope, of the envelope's depth (its full swing of the filter cutoff or pitch)
+    /// for the modulation envelope.
     public var start = 0.0
     /// Attack seconds.
     public var attack = 0.0
@@ -176,6 +185,8 @@ final class CompiledRegionRules {
         /// `Int.min`: stopped by no group.
         var offBy: Int
         var offReleases: Bool
+        /// Seconds of ``SamplerRegionRule/offTime``, 0 for the short fade.
+        var offTime: Double
         /// Index of the region's first velocity gain in ``CompiledRegionRules/gains``, -1 for none.
         var gainStart: Int32
         var releaseDecibelsPerSecond: Double
@@ -264,7 +275,7 @@ final class CompiledRegionRules {
                             keyswitch: rule.keyswitch.map { Int16($0) } ?? -1,
                             controllerStart: start, controllerCount: Int32(rule.controllerRanges.count),
                             ignoresNoteOff: rule.ignoresNoteOff, group: rule.group, offBy: rule.offBy ?? Int.min,
-                            offReleases: rule.offReleases, gainStart: gainStart,
+                            offReleases: rule.offReleases, offTime: max(0, rule.offTime ?? 0), gainStart: gainStart,
                             releaseDecibelsPerSecond: rule.releaseDecibelsPerSecond,
                             amplitudeEnvelope: amplitudeEnvelope, modulationEnvelope: modulationEnvelope,
                             highPassFilter: rule.highPassFilter,
@@ -341,11 +352,10 @@ final class CompiledRegionRules {
     @inline(__always)
     func group(_ r: Int) -> Int { r < count ? rules[r].group : 0 }
 
-    /// Whether region `r`'s voices stop when group `g` starts, and how (true: through their release).
+    /// Whether region `r`'s voices stop when group `g` starts.
     @inline(__always)
-    func stoppedBy(_ g: Int, region r: Int32) -> (stops: Bool, releases: Bool) {
-        guard r >= 0, Int(r) < count, rules[Int(r)].offBy == g else { return (false, false) }
-        return (true, rules[Int(r)].offReleases)
+    func stoppedBy(_ g: Int, region r: Int32) -> Bool {
+        r >= 0 && Int(r) < count && rules[Int(r)].offBy == g
     }
 
     /// True when region `r`'s voices play on through note-off.

@@ -104,7 +104,7 @@ extension SamplerNode {
         v.pointee.velocity = forcedVelocity >= 1 && forcedVelocity <= 127 ? forcedVelocity : Float(velocity)
         v.pointee.controlSerial = channels[c].serial
         computeEffective(i)
-        var amplitudeStart: Float = 0
+        var amplitudeStart: Float = 0, modulationStart: Float = 0
         if let rules = regionRules {
             v.pointee.regionGain = rules.gain(r, velocity: velocity, heldFrames: heldFrames, sampleRate: sampleRate)
             v.pointee.highPass = rules.highPassFilter(r)
@@ -127,9 +127,11 @@ extension SamplerNode {
                 effective[SoundFontGenerator.decayModEnv.rawValue] = Float(e.decay)
                 effective[SoundFontGenerator.releaseModEnv.rawValue] = Float(e.release)
                 effective[SoundFontGenerator.sustainModEnv.rawValue] = Float(SamplerEnvelopeRule.modulationSustain(e.sustain))
+                // The attack reads its value through the convex curve: start where the curve gives the level asked.
+                modulationStart = tables.convexPosition(of: Float(min(max(modulation.pointee.start / 100, 0), 1)))
             }
         }
-        setUpVoice(v, sampleIndex: sampleIndex, decoded: decoded, amplitudeStart: amplitudeStart)
+        setUpVoice(v, sampleIndex: sampleIndex, decoded: decoded, amplitudeStart: amplitudeStart, modulationStart: modulationStart)
         applyModulatedValues(v)
         v.pointee.volumeEnvelope.step()
         v.pointee.modulationEnvelope.step()
@@ -153,7 +155,8 @@ extension SamplerNode {
     }
 
     /// Sample points, loop, root pitch and envelopes: what is fixed when a voice starts.
-    func setUpVoice(_ v: UnsafeMutablePointer<SamplerVoice>, sampleIndex: Int, decoded: DecodedSample?, amplitudeStart: Float = 0) {
+    func setUpVoice(_ v: UnsafeMutablePointer<SamplerVoice>, sampleIndex: Int, decoded: DecodedSample?, amplitudeStart: Float = 0,
+                    modulationStart: Float = 0) {
         let e = effective
         var s = compiled.samples[sampleIndex]
         var lastWord = compiled.wordCount
@@ -229,7 +232,7 @@ extension SamplerNode {
             decaySteps: holdDecay(.decayModEnv, .keyNumberToModEnvDecay, isDecay: true),
             sustainValue: min(max(1 - 0.001 * g(.sustainModEnv), 0), 1),
             releaseSteps: 1 + steps(g(.releaseModEnv), -12_000, 8000),
-            releaseMaximum: 2)
+            releaseMaximum: 2, startValue: modulationStart)
         func delayFrames(_ gen: SoundFontGenerator) -> Int64 {
             Int64(sampleRate * SoundFontUnits.seconds(timecents: min(max(Double(g(gen)), -12_000), 5000)))
         }

@@ -29,14 +29,14 @@ struct SFZCLITests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try writeTone(dir.appendingPathComponent("tone.wav"))
         let sfz = dir.appendingPathComponent("tone.sfz")
-        try Data("<group> loop_mode=loop_continuous loop_start=0 loop_end=99\n<region> sample=tone.wav pitch_keycenter=69 fileg_start=10\n".utf8)
+        try Data("<group> loop_mode=loop_continuous loop_start=0 loop_end=99\n<region> sample=tone.wav pitch_keycenter=69 fileg_depth=1200\n".utf8)
             .write(to: sfz)
         let out = dir.appendingPathComponent("a.wav").path
         let r = try CLI.run(["render", CLI.song("click-track.mid"), "-o", out, "--instrument", sfz.path, "--no-reverb", "--no-chorus"],
                             environment: environment())
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasSuffix("with the SFZ instrument \(sfz.path)\n"), "\(r.stdout)")
-        #expect(r.stderr == "\(sfz.path):2: warning: `fileg_start` parsed but not played\n")
+        #expect(r.stderr == "\(sfz.path):2: warning: `fileg_depth` parsed but not played\n")
         let rendered = try Data(contentsOf: URL(fileURLWithPath: out))
         // Past the 44-byte header, the song is not silent.
         #expect(rendered.dropFirst(44).contains { $0 != 0 })
@@ -45,7 +45,7 @@ struct SFZCLITests {
         #expect(quiet.stderr == "")
         let strict = try CLI.run(["render", CLI.song("click-track.mid"), "-o", out, "--instrument", sfz.path, "--strict"], environment: environment())
         #expect(strict.status == 65)
-        #expect(strict.stderr == "\(sfz.path):2: `fileg_start` parsed but not played (--strict)\n")
+        #expect(strict.stderr == "\(sfz.path):2: `fileg_depth` parsed but not played (--strict)\n")
     }
 
     @Test("A missing sample is one line naming it and the region, exit 66; a sample that is not audio exits 65")

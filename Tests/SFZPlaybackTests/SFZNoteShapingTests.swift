@@ -96,6 +96,39 @@ struct SFZNoteShapingTests {
         #expect(abs(started - (0.5 + 0.5 * silent)) < 0.0005, "\(started) from 50 %, \(silent) from 0")
     }
 
+    @Test("fileg_start: the filter envelope's delay and attack start at that percentage of fileg_depth, so the cutoff starts that far up")
+    func filterEnvelopeStart() throws {
+        let f = try fixtures()
+        // A 441 Hz sawtooth: harmonics up to Nyquist for the low-pass to take away.
+        try f.writeWAV("saw.wav", [(0..<100).map { Int16(-16_000 + 320 * $0) }])
+        let loop = "pitch_keycenter=60 loop_mode=loop_continuous loop_start=0 loop_end=99 resonance=6"
+        func render(_ opcodes: String) throws -> (out: [Float], warnings: [SFZWarning]) {
+            let instrument = try SFZBank.load(contentsOf: try f.writeSFZ("i.sfz", "<region> sample=saw.wav \(loop) \(opcodes)\n"))
+            return (try Rig(instrument).render(frames: 3_000, notes: [(0, 60, 127, nil)]).left, instrument.warnings)
+        }
+        func largestDifference(_ a: [Float], _ b: [Float], _ range: Range<Int>) -> Float {
+            range.map { abs(a[$0] - b[$0]) }.max() ?? 0
+        }
+        // 500 Hz and 2400 cents of depth: 50 % starts an octave up (1000 Hz), 25 % half an octave (707.1 Hz);
+        // in whole cents both are exactly 1200 and 600 above 500 Hz's.
+        for (start, startCutoff) in [(50, 1000.0), (25, 500 * 2.0.squareRoot())] {
+            let fixed = try render("cutoff=\(startCutoff)").out
+            let scale = peak(fixed, 0..<3_000)
+            // During a 0.05 s delay (34 control steps, 2,176 frames) the cutoff holds the start exactly.
+            let (delayed, warnings) = try render("cutoff=500 fileg_depth=2400 fileg_attack=20 fileg_delay=0.05 fileg_start=\(start)")
+            #expect(warnings.isEmpty, "\(warnings)")
+            #expect(delayed[0..<2_000] == fixed[0..<2_000], "fileg_start=\(start), delay")
+            // Without a delay the 20 s attack rises from it, a cent or two in the first control step.
+            let attacked = try render("cutoff=500 fileg_depth=2400 fileg_attack=20 fileg_start=\(start)").out
+            #expect(largestDifference(attacked, fixed, 0..<64) < 0.002 * scale, "fileg_start=\(start), attack")
+        }
+        // From 0 the same envelope starts at 500 Hz, far from the octave above.
+        let fromZero = try render("cutoff=500 fileg_depth=2400 fileg_attack=20").out
+        let low = try render("cutoff=500").out, octaveUp = try render("cutoff=1000").out
+        #expect(largestDifference(fromZero, low, 0..<64) < 0.005 * peak(low, 0..<3_000))
+        #expect(largestDifference(fromZero, octaveUp, 0..<64) > 0.1 * peak(low, 0..<3_000))
+    }
+
     @Test("rt_decay: a release region is rt_decay dB quieter per second its key was held")
     func releaseDecay() throws {
         let f = try fixtures()
@@ -138,12 +171,12 @@ struct SFZNoteShapingTests {
         #expect(free[5_001] != 0)
     }
 
-    @Test("Renders with the velocity curve, envelope terms, rt_decay, pedal-held releases, hpf_2p and polyphony repeat exactly at any block size")
+    @Test("Renders with the velocity curve, envelope terms, rt_decay, pedal-held releases, hpf_2p, fileg_start and polyphony stops over off_time repeat exactly at any block size")
     func blockSizeIndependent() throws {
         let f = try fixtures()
         let text = """
-            <group> group=1 polyphony=2 pitch_keycenter=60
-            <region> sample=tone.wav amp_velcurve_80=0.3 ampeg_vel2attack=0.05 ampeg_start=10 fil_type=hpf_2p cutoff=300
+            <group> group=1 polyphony=2 pitch_keycenter=60 off_time=0.05
+            <region> sample=tone.wav amp_velcurve_80=0.3 ampeg_vel2attack=0.05 ampeg_start=10 fil_type=hpf_2p cutoff=300 fileg_depth=1200 fileg_start=40 fileg_attack=0.1
             <region> sample=tone.wav trigger=release rt_decay=4 ampeg_vel2release=0.2 pan=60
             """
         let notes: [(at: Int, key: UInt8, velocity: UInt8, off: Int?)] = [(100, 60, 90, 9_000), (3_001, 64, 40, 5_000),

@@ -140,6 +140,23 @@ struct SFZPlaybackTests {
         #expect(abs(decibels(peak(mono.right, 1_000..<5_000) / peak(mono.left, 1_000..<5_000))) < 0.01)
     }
 
+    @Test("width leaves a mono sample as it is, as sfizz (its one channel is the same on both sides), without a warning")
+    func widthOnMono() throws {
+        let f = try toneFixtures()
+        func render(_ opcodes: String) throws -> (left: [Float], right: [Float], warnings: [SFZWarning]) {
+            let instrument = try SFZBank.load(contentsOf: try f.writeSFZ("w.sfz", "<region> sample=tone.wav pitch_keycenter=60 pan=30 \(opcodes)\n"))
+            let out = try Rig(instrument).render(frames: 5_000, notes: [(0, 60, 127, 3_000)])
+            return (out.left, out.right, instrument.warnings)
+        }
+        let plain = try render("")
+        #expect(peak(plain.left, 1_000..<3_000) > 0.01 && peak(plain.right, 1_000..<3_000) > peak(plain.left, 1_000..<3_000))
+        for width in ["0", "-100", "50", "250"] {
+            let widened = try render("width=\(width)")
+            #expect(widened.left == plain.left && widened.right == plain.right, "width=\(width)")
+            #expect(widened.warnings.isEmpty, "width=\(width): \(widened.warnings)")
+        }
+    }
+
     @Test("volume and amplitude change the level by their dB; gain above 0 dB raises the sampler's output")
     func volume() throws {
         let f = try toneFixtures()
@@ -294,17 +311,17 @@ struct SFZPlaybackTests {
     func notPlayedWarnings() throws {
         let f = try toneFixtures()
         let sfz = try f.writeSFZ("w.sfz", """
-            <group> fileg_start=10
-            <region> sample=tone.wav width=50
-            <region> sample=tone.wav width=50
-            <region> sample=tone.wav group=1 off_by=2 off_mode=time
+            <group> fileg_depth=1200
+            <region> sample=tone.wav pitch_keycenter=sample
+            <region> sample=tone.wav pitch_keycenter=sample
+            <region> sample=tone.wav loop_mode=loop_continuous loop_start=5 loop_end=5
             """)
         let instrument = try SFZBank.load(contentsOf: sfz)
         let lines = instrument.warnings.map(\.description)
         #expect(lines == [
-            "\(sfz):2: `width` parsed but not played (and 1 more region)",
-            "\(sfz):2: `fileg_start` parsed but not played (and 2 more regions)",
-            "\(sfz):4: `off_mode` time is played as fast (off_time is not played)",
+            "\(sfz):2: `fileg_depth` parsed but not played (and 2 more regions)",
+            "\(sfz):2: `pitch_keycenter` is sample, but the sample stores no root key: played at 60 (and 1 more region)",
+            "\(sfz):4: `loop_end` gives a loop shorter than 2 frames: played without loop",
         ], "\(lines)")
         #expect(instrument.warnings.allSatisfy { $0.opcode != nil && $0.path == sfz })
         #expect(instrument.bank.presets[0].regions.count == 3)

@@ -134,6 +134,43 @@ struct SFZRegionRuleTests {
         #expect(peak(kept, 30_000..<40_000) > 0.01)
     }
 
+    @Test("off_mode=time: a voice stopped by off_by falls 78 dB (sfizz's 9 nepers) over off_time, silent by 1.25 x off_time; fast stays fast")
+    func offTime() throws {
+        let f = try fixtures()
+        // Key 60 (left) is stopped at frame 10,000 by group 2 (key 62, right).
+        func left(_ opcodes: String) throws -> (out: [Float], warnings: [SFZWarning]) {
+            let instrument = try SFZBank.load(contentsOf: try f.writeSFZ("i.sfz", """
+                <group> loop_mode=loop_continuous loop_start=0 loop_end=99 pitch_keytrack=0 pitch_keycenter=60
+                <region> sample=a.wav key=60 group=1 off_by=2 pan=-100 \(opcodes)
+                <region> sample=a.wav key=62 group=2 pan=100
+                """))
+            return (try Rig(instrument).render(frames: 50_000, notes: [(0, 60, 100, nil), (10_000, 62, 100, nil)]).left,
+                    instrument.warnings)
+        }
+        let choke = 10_000
+        let (timed, warnings) = try left("off_time=0.5")
+        #expect(warnings.isEmpty, "\(warnings)")
+        let before = peak(timed, 5_000..<choke)
+        #expect(before > 0.01)
+        // The level in dB below `before` a time after the choke (a 100-frame period's peak).
+        func fall(_ x: [Float], after seconds: Double) -> Double {
+            let frame = choke + Int(seconds * 44_100)
+            return -decibels(peak(x, frame..<frame + 100) / before)
+        }
+        // 78.17 dB per 0.5 s, exponential: a straight line in dB, within a 64-frame control step.
+        for t in [0.1, 0.25, 0.4] {
+            #expect(abs(fall(timed, after: t) - 78.17 * t / 0.5) < 0.8, "at \(t) s: \(fall(timed, after: t)) dB")
+        }
+        #expect(peak(timed, choke + 22_050..<choke + 22_150) > 0, "still sounding at off_time")
+        #expect(peak(timed, choke + 27_563..<50_000) == 0, "silent by 1.25 x off_time")
+        // A later off_mode overrides the mode off_time chose; off_mode=time alone fades over sfizz's 6 ms.
+        let fast = try left("off_time=0.5 off_mode=fast").out
+        #expect(peak(fast, choke + 132..<50_000) == 0)
+        let defaultTime = try left("off_mode=time").out
+        #expect(peak(defaultTime, choke + 100..<choke + 164) > 0)
+        #expect(peak(defaultTime, choke + 64 + 325..<50_000) == 0)
+    }
+
     @Test("polyphony: a group's third note stops its oldest voice within the 132-frame fade; note_polyphony limits one key")
     func polyphony() throws {
         let f = try fixtures()
@@ -198,10 +235,10 @@ struct SFZRegionRuleTests {
         let f = try fixtures()
         let text = """
             <group> pitch_keycenter=60 sw_lokey=24 sw_hikey=25 sw_default=24 lokey=48 hikey=72
-            <region> sample=a.wav seq_length=2 seq_position=1 sw_last=24 lorand=0 hirand=0.7
-            <region> sample=b.wav seq_length=2 seq_position=2 sw_last=24 locc1=0 hicc1=63
+            <region> sample=a.wav seq_length=2 seq_position=1 sw_last=24 lorand=0 hirand=0.7 group=5 off_by=6 off_time=0.1
+            <region> sample=b.wav seq_length=2 seq_position=2 sw_last=24 locc1=0 hicc1=63 group=6
             <region> sample=c.wav trigger=release sw_last=25 polyphony=3 note_polyphony=1 rt_decay=3 ampeg_vel2attack=0.1 ampeg_start=20
-            <region> sample=b.wav trigger=release_key amp_velcurve_64=0.3 fil_type=lpf_2p cutoff=800 fileg_depth=600 fileg_vel2decay=0.2
+            <region> sample=b.wav trigger=release_key amp_velcurve_64=0.3 fil_type=lpf_2p cutoff=800 fileg_depth=600 fileg_vel2decay=0.2 fileg_start=30
             <region> sample=a.wav trigger=legato lochan=1 hichan=4 ampeg_vel2sustain=-20 fil_type=hpf_2p cutoff=300
             """
         var messages: [MIDIMessage] = []

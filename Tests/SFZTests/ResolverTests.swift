@@ -107,7 +107,11 @@ import SFZ
         }
         let r = try region("trigger=release rt_decay=6 group=5 off_by=6 off_mode=normal polyphony=4 note_polyphony=2 sw_lokey=c1 sw_hikey=36 sw_last=d1 sw_default=35")
         #expect(r.trigger == .release && r.releaseTriggerDecay == 6)
-        #expect(r.group == 5 && r.offBy == 6 && r.offMode == .normal)
+        #expect(r.group == 5 && r.offBy == 6 && r.offMode == .normal && r.offTime == 0.006)
+        // As sfizz, off_time chooses the timed mode; an off_mode after it still wins.
+        let timed = try region("off_mode=normal off_time=0.25"), overridden = try region("off_time=0.25 off_mode=fast")
+        #expect(timed.offMode == .time && timed.offTime == 0.25)
+        #expect(overridden.offMode == .fast && overridden.offTime == 0.25)
         #expect(r.polyphony == 4 && r.notePolyphony == 2)
         #expect(r.keyswitchRange == SFZRange(24, 36) && r.keyswitchLast == 26 && r.keyswitchDefault == 35)
         let bad = try instrument("<region> sample=a.wav trigger=sometimes off_mode=slow")
