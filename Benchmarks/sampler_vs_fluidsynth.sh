@@ -8,7 +8,9 @@
 #      by tactus-render-benchmark; both with a polyphony above what the files need;
 #   2. the openmsx corpus: FluidSynth's `fluidsynth -F` over all files in one process against
 #      one `tactus render FILES -o DIR --jobs 1` process, whole processes, WAV files written to
-#      /dev/shm; best of CORPUS_RUNS (2) alternating runs each, as the host is shared;
+#      /dev/shm; best of CORPUS_RUNS (2) alternating runs each, as the host is shared; compared
+#      as throughput (seconds of audio written per wall second), as Tactus also renders each
+#      file's release and reverb tail while FluidSynth moves straight on to the next file;
 #   3. peak resident memory of those processes;
 #   4. time from start to the first rendered block (one_sec.mid): fs_render's first_audio_s and
 #      tactus-render-benchmark's first block, both from process start, bank loading included.
@@ -46,6 +48,11 @@ else
 fi
 cat "$SF" > /dev/null   # page-cache the bank for both
 
+# Seconds of audio in WAV files, summed.
+audio_seconds() {
+  python3 -c "import sys, wave; print(round(sum(w.getnframes() / w.getframerate() for w in map(wave.open, sys.argv[1:])), 1))" "$@"
+}
+
 # Seconds of wall time and peak RSS (KiB) of a command: "SECONDS KIB".
 measure() { /usr/bin/time -f "%e %M" -o "$WORK/time.txt" "$@" >/dev/null 2>&1; cat "$WORK/time.txt" | tail -1; }
 
@@ -77,6 +84,9 @@ for effects in $EFFECTS; do
   # The corpus, one process each: FluidSynth's `fluidsynth -F` renders every file into one
   # output, Tactus's batch render writes a file each, one job at a time. The host is shared:
   # each side runs ${CORPUS_RUNS:-2} times, alternating, and keeps its best time.
+  # The two do not write the same amount of audio (FluidSynth starts the next file as soon
+  # as one ends; Tactus lets each file's releases and reverb ring out), so the ratio is of
+  # throughput: seconds of audio written per second of wall time.
   fs_s=""; tx_s=""; fs_kib=0; tx_kib=0
   for run in $(seq ${CORPUS_RUNS:-2}); do
     read s kib < <(measure $RUN fluidsynth -ni -q $fs_cli_fx -F "$OUT" -r 44100 "$SF" $files)
@@ -85,7 +95,11 @@ for effects in $EFFECTS; do
     read s kib < <(measure $RUN "$TACTUS" render $files -o "$OUT_DIR" --jobs 1 --soundfont "$SF" $tx_fx --quiet)
     tx_s=$(python3 -c "print(min(x for x in [$s, ${tx_s:-1e9}]))"); [ "$kib" -gt "$tx_kib" ] && tx_kib=$kib
   done
-  row "corpus render time, s ($nfiles files), effects $effects" "$fs_s" "$tx_s" "$(python3 -c "print(f'{$fs_s/$tx_s:.2f}x')")"
+  fs_audio=$(audio_seconds "$OUT"); tx_audio=$(audio_seconds "$OUT_DIR"/*.wav)
+  row "corpus render time, s ($nfiles files), effects $effects" "$fs_s" "$tx_s" ""
+  row "corpus audio written, s, effects $effects" "$fs_audio" "$tx_audio" ""
+  row "corpus throughput, audio s/s, effects $effects" "$(python3 -c "print(f'{$fs_audio/$fs_s:.1f}')")" \
+      "$(python3 -c "print(f'{$tx_audio/$tx_s:.1f}')")" "$(python3 -c "print(f'{($tx_audio/$tx_s)/($fs_audio/$fs_s):.2f}x')")"
   row "peak RSS, MB (corpus), effects $effects" "$((fs_kib / 1024))" "$((tx_kib / 1024))" "$(python3 -c "print(f'{$fs_kib/$tx_kib:.2f}x')")"
 done
 
