@@ -29,12 +29,10 @@ extension SamplerNode {
             }
             let count = min(frameCount - done, Self.controlInterval - intoGrid)
             renderChunk(count: count, sends: reverbOn || chorusOn)
-            for k in 0..<count {
-                output.left[done + k] = sumL[k].sum()
-                output.right[done + k] = sumR[k].sum()
-            }
-            if reverbOn { for k in 0..<count { reverbSend[done + k] = sumReverb[k].sum() } }
-            if chorusOn { for k in 0..<count { chorusSend[done + k] = sumChorus[k].sum() } }
+            Self.sumLanes(sumL, count: count, into: output.left + done)
+            Self.sumLanes(sumR, count: count, into: output.right + done)
+            if reverbOn { Self.sumLanes(sumReverb, count: count, into: reverbSend + done) }
+            if chorusOn { Self.sumLanes(sumChorus, count: count, into: chorusSend + done) }
             done += count
         }
         position = startFrame + Int64(frameCount)
@@ -171,6 +169,32 @@ extension SamplerNode {
             v.pointee.gainL = result.gainL[lane]
             v.pointee.gainR = result.gainR[lane]
             v.pointee.sendRampFrame += count
+        }
+    }
+
+    /// Writes each frame's four lanes added up, `sums[k].sum()`, four frames at a time: a
+    /// 4 x 4 transpose puts frame k's lanes in lane k of four vectors, added in the order
+    /// `sum()` adds them (((lane 0 + lane 1) + lane 2) + lane 3), so the result is the same.
+    @inline(__always)
+    static func sumLanes(_ sums: UnsafeMutablePointer<SIMD4<Float>>, count: Int, into destination: UnsafeMutablePointer<Float>) {
+        var k = 0
+        while k &+ 4 <= count {
+            let a = sums[k], b = sums[k &+ 1], c = sums[k &+ 2], d = sums[k &+ 3]
+            // Pairs of frames interleaved, then their 64-bit halves paired up.
+            let ab01 = unsafeBitCast(SIMD4(a[0], b[0], a[1], b[1]), to: SIMD2<Double>.self)
+            let ab23 = unsafeBitCast(SIMD4(a[2], b[2], a[3], b[3]), to: SIMD2<Double>.self)
+            let cd01 = unsafeBitCast(SIMD4(c[0], d[0], c[1], d[1]), to: SIMD2<Double>.self)
+            let cd23 = unsafeBitCast(SIMD4(c[2], d[2], c[3], d[3]), to: SIMD2<Double>.self)
+            let lane0 = unsafeBitCast(SIMD2(ab01[0], cd01[0]), to: SIMD4<Float>.self)
+            let lane1 = unsafeBitCast(SIMD2(ab01[1], cd01[1]), to: SIMD4<Float>.self)
+            let lane2 = unsafeBitCast(SIMD2(ab23[0], cd23[0]), to: SIMD4<Float>.self)
+            let lane3 = unsafeBitCast(SIMD2(ab23[1], cd23[1]), to: SIMD4<Float>.self)
+            UnsafeMutableRawPointer(destination + k).storeBytes(of: ((lane0 + lane1) + lane2) + lane3, as: SIMD4<Float>.self)
+            k &+= 4
+        }
+        while k < count {
+            destination[k] = sums[k].sum()
+            k &+= 1
         }
     }
 
