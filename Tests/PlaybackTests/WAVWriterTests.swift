@@ -67,6 +67,42 @@ import Testing
         }
     }
 
+    @Test("16-bit stereo samples are exactly pcm16 of each input, at every rounding edge")
+    func sixteenBitSamplesAreExact() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Halfway points, their float neighbours, full scale, beyond it, signed zeros, and a
+        // sweep of ordinary values; an odd count so the last frames are written one by one.
+        var values: [Float] = [0, -0.0, 1, -1, 1.5, -7, .ulpOfOne, -.ulpOfOne, .greatestFiniteMagnitude, -.infinity]
+        for k in [0, 1, 2, 3, 100, 16_383, 32_766] {
+            let half = (Float(k) + 0.5) / 32767
+            values += [half, half.nextUp, half.nextDown, -half, -half.nextUp, -half.nextDown]
+        }
+        values += (0..<4001).map { Float($0 - 2000) / 1999.37 }
+        let left = values, right = values.reversed().map { $0 * 0.999 }
+        let path = dir + "/edges.wav"
+        let w = try WAVWriter(path: path, sampleRate: 44_100, channelCount: 2, format: .s16)
+        try left.withUnsafeBufferPointer { l in
+            try right.withUnsafeBufferPointer { r in
+                try w.write(left: l.baseAddress!, right: r.baseAddress!, count: 5)
+                try w.write(left: l.baseAddress! + 5, right: r.baseAddress! + 5, count: values.count - 5)
+            }
+        }
+        try w.finish()
+        let d = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(d.count == 58 + 4 * values.count)
+        for i in values.indices {
+            let l = Int16(bitPattern: UInt16(u16(d, 58 + 4 * i))), r = Int16(bitPattern: UInt16(u16(d, 60 + 4 * i)))
+            #expect(l == WAVSampleFormat.pcm16(left[i]), "left \(left[i])")
+            #expect(r == WAVSampleFormat.pcm16(right[i]), "right \(right[i])")
+        }
+        // Rounded half away from zero, clamped at full scale.
+        #expect(WAVSampleFormat.pcm16(0.5 / 32767) == 1)
+        #expect(WAVSampleFormat.pcm16(-0.5 / 32767) == -1)
+        #expect(WAVSampleFormat.pcm16(3) == 32767)
+        #expect(WAVSampleFormat.pcm16(-3) == -32767)
+    }
+
     @Test func cancelLeavesNoFileAndKeepsTheOldOne() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
