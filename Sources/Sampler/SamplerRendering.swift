@@ -14,8 +14,11 @@ extension SamplerNode {
     }
 
     func renderSteady(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
-        output.clear(frameCount: frameCount)
-        guard let reverbSend = reverbSendBuffer, let chorusSend = chorusSendBuffer, let wet else { return }
+        // Every frame of the output is written below, once prepared.
+        guard let reverbSend = reverbSendBuffer, let chorusSend = chorusSendBuffer, let wet else {
+            output.clear(frameCount: frameCount)
+            return
+        }
         let reverbOn = parameters[Parameter.reverbLevel] > 0
         let chorusOn = parameters[Parameter.chorusLevel] > 0
         let interval = Int64(Self.controlInterval)
