@@ -135,6 +135,8 @@ extension SamplerNode {
         transposeLanePoints(frames: padded)
         let v0 = voiceOf.0, v1 = voiceOf.1, v2 = voiceOf.2, v3 = voiceOf.3
         let state = groupState
+        let onePole = v0.pointee.filterKind.isOnePole || v1.pointee.filterKind.isOnePole
+            || v2.pointee.filterKind.isOnePole || v3.pointee.filterKind.isOnePole
         // Whole vectors built at once: inserting lanes one by one goes through memory and
         // stalls on every insert.
         @inline(__always) func gather(_ read: (UnsafeMutablePointer<SamplerVoice>) -> Float) -> SIMD4<Float> {
@@ -144,6 +146,7 @@ extension SamplerNode {
             history1: gather { $0.pointee.history1 }, history2: gather { $0.pointee.history2 },
             b02: gather { $0.pointee.b02 }, b1: gather { $0.pointee.b1 }, a1: gather { $0.pointee.a1 }, a2: gather { $0.pointee.a2 },
             db02: gather { $0.pointee.db02 }, db1: gather { $0.pointee.db1 }, da1: gather { $0.pointee.da1 }, da2: gather { $0.pointee.da2 },
+            b0Excess: onePole ? gather { $0.pointee.b0Excess } : .zero, db0Excess: onePole ? gather { $0.pointee.db0Excess } : .zero,
             gainL: gather { $0.pointee.gainL }, gainR: gather { $0.pointee.gainR },
             stepL: gather { $0.pointee.stepL }, stepR: gather { $0.pointee.stepR },
             valid: SIMD4<Float>(validOf.0, validOf.1, validOf.2, validOf.3))
@@ -153,9 +156,15 @@ extension SamplerNode {
             let sendMix = SendMix(reverbBase: gather { $0.pointee.gainReverb }, reverbStep: gather { $0.pointee.stepReverb },
                                   chorusBase: gather { $0.pointee.gainChorus }, chorusStep: gather { $0.pointee.stepChorus },
                                   firstFrames: gather { Float($0.pointee.sendRampFrame) } + 1, sumReverb: sumReverb, sumChorus: sumChorus)
-            Self.filterAndMix(state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: sendMix)
+            if onePole {
+                Self.filterAndMix(GeneralNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: sendMix)
+            } else {
+                Self.filterAndMix(SymmetricNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: sendMix)
+            }
+        } else if onePole {
+            Self.filterAndMix(GeneralNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: NoSends())
         } else {
-            Self.filterAndMix(state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: NoSends())
+            Self.filterAndMix(SymmetricNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: NoSends())
         }
         let result = state.pointee
         // Written back lane by lane (a local function capturing these variables would box them).
@@ -168,6 +177,7 @@ extension SamplerNode {
             v.pointee.b1 = result.b1[lane]
             v.pointee.a1 = result.a1[lane]
             v.pointee.a2 = result.a2[lane]
+            if onePole { v.pointee.b0Excess = result.b0Excess[lane] }
             v.pointee.gainL = result.gainL[lane]
             v.pointee.gainR = result.gainR[lane]
             v.pointee.sendRampFrame += count
