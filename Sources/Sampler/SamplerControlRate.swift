@@ -72,7 +72,17 @@ extension SamplerNode {
             }
         }
         let tb02 = v.pointee.target[0], tb1 = v.pointee.target[1], ta1 = v.pointee.target[2], ta2 = v.pointee.target[3]
-        let tb0Excess = v.pointee.targetB0Excess
+        if v.pointee.filterKind.isOnePole {
+            // Only one-pole voices have an excess; a two-pole voice's stays zero, unramped.
+            let tb0Excess = v.pointee.targetB0Excess
+            if v.pointee.filterStarted {
+                v.pointee.b0Excess = v.pointee.previousTargetB0Excess
+                v.pointee.db0Excess = (tb0Excess - v.pointee.b0Excess) / interval
+            } else {
+                v.pointee.b0Excess = tb0Excess
+            }
+            v.pointee.previousTargetB0Excess = tb0Excess
+        }
         if v.pointee.filterStarted {
             // The previous ramp has ended: start from its exact target, so a steady filter
             // has no ramp at all.
@@ -80,22 +90,18 @@ extension SamplerNode {
             v.pointee.b1 = v.pointee.previousTarget[1]
             v.pointee.a1 = v.pointee.previousTarget[2]
             v.pointee.a2 = v.pointee.previousTarget[3]
-            v.pointee.b0Excess = v.pointee.previousTargetB0Excess
             v.pointee.db02 = (tb02 - v.pointee.b02) / interval
             v.pointee.db1 = (tb1 - v.pointee.b1) / interval
             v.pointee.da1 = (ta1 - v.pointee.a1) / interval
             v.pointee.da2 = (ta2 - v.pointee.a2) / interval
-            v.pointee.db0Excess = (tb0Excess - v.pointee.b0Excess) / interval
         } else {
             v.pointee.filterStarted = true
             v.pointee.b02 = tb02
             v.pointee.b1 = tb1
             v.pointee.a1 = ta1
             v.pointee.a2 = ta2
-            v.pointee.b0Excess = tb0Excess
         }
         v.pointee.previousTarget = v.pointee.target
-        v.pointee.previousTargetB0Excess = tb0Excess
 
         // Amplitude: linear in the attack, dB-linear after it (96 dB across the value range).
         let lfoCentibels = -modLFO * v.pointee.modLFOToVolume
