@@ -72,7 +72,7 @@ public struct SFZPlayableInstrument: Sendable {
 /// ``SFZPlayableInstrument/regionRules`` for the sampler: `trigger` (release, release_key,
 /// first, legato), `lochan`/`hichan`, `seq_length`/`seq_position`, `lorand`/`hirand`, the key
 /// switches, `loccN`/`hiccN`, `group`/`off_by`/`off_mode`, `polyphony`/`note_polyphony`,
-/// `loop_mode=one_shot`, `fil_type=hpf_2p`, the velocity
+/// `loop_mode=one_shot`, `fil_type` `hpf_2p`, `lpf_1p` and `hpf_1p`, the velocity
 /// curve (`amp_veltrack`, `amp_velcurve_N`), the envelopes' `vel2*` terms, `ampeg_start` and
 /// `rt_decay`. What is played neither way is reported as a warning.
 public enum SFZBank {

@@ -139,13 +139,20 @@ struct SFZTranslator {
         }
         rule.polyphony = region.polyphony
         rule.notePolyphony = region.notePolyphony
-        rule.highPassFilter = region.cutoff != nil && region.filterType == .highPassTwoPole
+        if region.cutoff != nil {
+            switch region.filterType {
+            case .lowPassTwoPole: rule.filter = .lowPassTwoPole
+            case .highPassTwoPole: rule.filter = .highPassTwoPole
+            case .lowPassOnePole: rule.filter = .lowPassOnePole
+            case .highPassOnePole: rule.filter = .highPassOnePole
+            }
+        }
         rule.velocityGains = Self.velocityGains(region)
         rule.releaseDecibelsPerSecond = max(0, region.releaseTriggerDecay)
         let amp = region.amplitudeEnvelope
         if amp.start != 0 || Self.hasVelocityTerms(amp) { rule.amplitudeEnvelope = Self.envelopeRule(amp) }
         let fileg = region.filterEnvelope
-        if region.cutoff != nil, region.filterType != .highPassOnePole, fileg.depth != 0, fileg.start != 0 || Self.hasVelocityTerms(fileg) {
+        if region.cutoff != nil, fileg.depth != 0, fileg.start != 0 || Self.hasVelocityTerms(fileg) {
             rule.modulationEnvelope = Self.envelopeRule(fileg)
         }
         rule.keyswitch = region.keyswitchLast.map { UInt8(min(max($0, 0), 127)) }
@@ -288,43 +295,36 @@ struct SFZTranslator {
         modulators[2].amount = 0
         modulators[3].amount = 0
 
-        // Filter: SFZ has no velocity-to-cutoff unless fil_veltrack says so. hpf_2p is the same
-        // filter played as a high-pass (the region rule's).
+        // Filter: SFZ has no velocity-to-cutoff unless fil_veltrack says so. Every fil_type
+        // follows the same cutoff generators; the region rule's filter kind gives the shape (the
+        // one-pole kinds ignore the resonance, as sfizz's).
         modulators[1].amount = 0
         if let cutoff = region.cutoff {
-            switch region.filterType {
-            case .lowPassTwoPole, .lowPassOnePole, .highPassTwoPole:
-                if region.filterType == .lowPassOnePole {
-                    notPlayed.add(region, "fil_type", "lpf_1p is played as the two-pole low-pass lpf_2p")
-                }
-                var absoluteCents = 1200 * log2(max(cutoff, 1) / 8.176)
-                generators[.initialFilterQ] = Int32(min(max(region.resonance * 10, 0), 960).rounded())
-                if region.filterVeltrack != 0 {
-                    modulators.append(SoundFontModulator(source: 0x0002, destination: 8,
-                                                         amount: Int16(min(max(region.filterVeltrack, -9600), 9600).rounded()),
-                                                         amountSource: 0, transform: 0))
-                }
-                if region.filterKeytrack != 0 {
-                    // The key source runs 0...127/128, so the amount is 128 keys' worth.
-                    let perKey = min(max(region.filterKeytrack, -255), 255)
-                    if perKey != region.filterKeytrack { notPlayed.add(region, "fil_keytrack", "beyond ±255 cents per key is played as ±255") }
-                    modulators.append(SoundFontModulator(source: 0x0003, destination: 8, amount: Int16((perKey * 128).rounded()),
-                                                         amountSource: 0, transform: 0))
-                    absoluteCents -= perKey * Double(region.filterKeycenter)
-                }
-                generators[.initialFilterCutoff] = Int32(absoluteCents.rounded())
-                let fileg = region.filterEnvelope
-                if fileg.depth != 0 {
-                    generators[.delayModEnv] = Self.timecents(fileg.delay)
-                    generators[.attackModEnv] = Self.timecents(fileg.attack)
-                    generators[.holdModEnv] = Self.timecents(fileg.hold)
-                    generators[.decayModEnv] = Self.timecents(fileg.decay)
-                    generators[.releaseModEnv] = Self.timecents(fileg.release)
-                    generators[.sustainModEnv] = SamplerEnvelopeRule.modulationSustain(fileg.sustain)
-                    generators[.modEnvToFilterCutoff] = Int32(min(max(fileg.depth, -12_000), 12_000).rounded())
-                }
-            case .highPassOnePole:
-                notPlayed.add(region, "fil_type", "\(Self.parsedNotPlayed): \(region.filterType.rawValue) (played unfiltered)")
+            var absoluteCents = 1200 * log2(max(cutoff, 1) / 8.176)
+            generators[.initialFilterQ] = Int32(min(max(region.resonance * 10, 0), 960).rounded())
+            if region.filterVeltrack != 0 {
+                modulators.append(SoundFontModulator(source: 0x0002, destination: 8,
+                                                     amount: Int16(min(max(region.filterVeltrack, -9600), 9600).rounded()),
+                                                     amountSource: 0, transform: 0))
+            }
+            if region.filterKeytrack != 0 {
+                // The key source runs 0...127/128, so the amount is 128 keys' worth.
+                let perKey = min(max(region.filterKeytrack, -255), 255)
+                if perKey != region.filterKeytrack { notPlayed.add(region, "fil_keytrack", "beyond ±255 cents per key is played as ±255") }
+                modulators.append(SoundFontModulator(source: 0x0003, destination: 8, amount: Int16((perKey * 128).rounded()),
+                                                     amountSource: 0, transform: 0))
+                absoluteCents -= perKey * Double(region.filterKeycenter)
+            }
+            generators[.initialFilterCutoff] = Int32(absoluteCents.rounded())
+            let fileg = region.filterEnvelope
+            if fileg.depth != 0 {
+                generators[.delayModEnv] = Self.timecents(fileg.delay)
+                generators[.attackModEnv] = Self.timecents(fileg.attack)
+                generators[.holdModEnv] = Self.timecents(fileg.hold)
+                generators[.decayModEnv] = Self.timecents(fileg.decay)
+                generators[.releaseModEnv] = Self.timecents(fileg.release)
+                generators[.sustainModEnv] = SamplerEnvelopeRule.modulationSustain(fileg.sustain)
+                generators[.modEnvToFilterCutoff] = Int32(min(max(fileg.depth, -12_000), 12_000).rounded())
             }
         }
 

@@ -35,8 +35,8 @@ extension SamplerNode {
             v.pointee.increment = max(1, Int64(min(ratio, 256) * 4_294_967_296))
         }
 
-        // Filter: FluidSynth's RBJ low-pass (or a region rule's high-pass) with the cutoff limited to 1500...13500 cents,
-        // 5 Hz...0.45 x the sample rate, and the gain lowered by half the resonance peak.
+        // Filter: FluidSynth's RBJ low-pass (or a region rule's shape) with the cutoff limited to 1500...13500 cents,
+        // 5 Hz...0.45 x the sample rate, and the two-pole gain lowered by half the resonance peak.
         let fcCents = min(max(Double(v.pointee.filterCents + modLFO * v.pointee.modLFOToFilter
                                      + modEnvelope * v.pointee.modEnvToFilter), 1500), 13_500)
         if fcCents != v.pointee.targetCents || v.pointee.filterQ != v.pointee.targetQ {
@@ -45,19 +45,44 @@ extension SamplerNode {
             v.pointee.targetQ = v.pointee.filterQ
             let fc = min(max(SoundFontUnits.hertz(absoluteCents: fcCents), 5), 0.45 * sampleRate)
             let omega = 2 * Double.pi * fc / sampleRate
-            let sinW = Float(sin(omega)), cosW = Float(cos(omega))
-            let alpha = sinW / (2 * v.pointee.filterQ)
-            let a0Inverse = 1 / (1 + alpha)
-            if v.pointee.highPass {
-                // RBJ's high-pass: b0 = b2 = (1 + cos w) / 2, b1 = -(1 + cos w).
-                let b1 = -(1 + cosW) * a0Inverse * v.pointee.filterGain
-                v.pointee.target = SIMD4(b1 * -0.5, b1, -2 * cosW * a0Inverse, (1 - alpha) * a0Inverse)
-            } else {
-                let b1 = (1 - cosW) * a0Inverse * v.pointee.filterGain
-                v.pointee.target = SIMD4(b1 * 0.5, b1, -2 * cosW * a0Inverse, (1 - alpha) * a0Inverse)
+            switch v.pointee.filterKind {
+            case .lowPassTwoPole, .highPassTwoPole:
+                let sinW = Float(sin(omega)), cosW = Float(cos(omega))
+                let alpha = sinW / (2 * v.pointee.filterQ)
+                let a0Inverse = 1 / (1 + alpha)
+                if v.pointee.filterKind == .highPassTwoPole {
+                    // RBJ's high-pass: b0 = b2 = (1 + cos w) / 2, b1 = -(1 + cos w).
+                    let b1 = -(1 + cosW) * a0Inverse * v.pointee.filterGain
+                    v.pointee.target = SIMD4(b1 * -0.5, b1, -2 * cosW * a0Inverse, (1 - alpha) * a0Inverse)
+                } else {
+                    let b1 = (1 - cosW) * a0Inverse * v.pointee.filterGain
+                    v.pointee.target = SIMD4(b1 * 0.5, b1, -2 * cosW * a0Inverse, (1 - alpha) * a0Inverse)
+                }
+            case .lowPassOnePole:
+                // sfizz's lp1Smooth: y = (1 - p) x + p y[-1]. Its b0 goes in the excess (b2 = 0).
+                let pole = exp(-omega)
+                v.pointee.target = SIMD4(0, 0, Float(-pole), 0)
+                v.pointee.targetB0Excess = Float(1 - pole)
+            case .highPassOnePole:
+                // sfizz's hp1Smooth: b0 = -b1 = (1 + p) / 2, a1 = -p.
+                let pole = exp(-omega)
+                let b0 = Float((1 + pole) / 2)
+                v.pointee.target = SIMD4(0, -b0, Float(-pole), 0)
+                v.pointee.targetB0Excess = b0
             }
         }
         let tb02 = v.pointee.target[0], tb1 = v.pointee.target[1], ta1 = v.pointee.target[2], ta2 = v.pointee.target[3]
+        if v.pointee.filterKind.isOnePole {
+            // Only one-pole voices have an excess; a two-pole voice's stays zero, unramped.
+            let tb0Excess = v.pointee.targetB0Excess
+            if v.pointee.filterStarted {
+                v.pointee.b0Excess = v.pointee.previousTargetB0Excess
+                v.pointee.db0Excess = (tb0Excess - v.pointee.b0Excess) / interval
+            } else {
+                v.pointee.b0Excess = tb0Excess
+            }
+            v.pointee.previousTargetB0Excess = tb0Excess
+        }
         if v.pointee.filterStarted {
             // The previous ramp has ended: start from its exact target, so a steady filter
             // has no ramp at all.

@@ -6,14 +6,37 @@ struct SamplerLaneState {
     var history1: SIMD4<Float>, history2: SIMD4<Float>
     var b02: SIMD4<Float>, b1: SIMD4<Float>, a1: SIMD4<Float>, a2: SIMD4<Float>
     var db02: SIMD4<Float>, db1: SIMD4<Float>, da1: SIMD4<Float>, da2: SIMD4<Float>
+    /// b0 − b2 and its ramp, read only by ``GeneralNumerator`` groups.
+    var b0Excess: SIMD4<Float>, db0Excess: SIMD4<Float>
     var gainL: SIMD4<Float>, gainR: SIMD4<Float>
     var stepL: SIMD4<Float>, stepR: SIMD4<Float>
     /// Frames each lane really produced in this stretch; later frames are silent.
     var valid: SIMD4<Float>
 
     static let silent = SamplerLaneState(history1: .zero, history2: .zero, b02: .zero, b1: .zero, a1: .zero, a2: .zero,
-                                         db02: .zero, db1: .zero, da1: .zero, da2: .zero, gainL: .zero, gainR: .zero,
+                                         db02: .zero, db1: .zero, da1: .zero, da2: .zero, b0Excess: .zero, db0Excess: .zero, gainL: .zero, gainR: .zero,
                                          stepL: .zero, stepR: .zero, valid: .zero)
+}
+
+/// Which numerator the filter of a group of four lanes needs.
+///
+/// The two-pole filters have b0 = b2 and cost one product less as b02 (x + h2); a one-pole
+/// filter needs b0 on its own. Groups without a one-pole lane keep the symmetric form, so
+/// SoundFont renders and their speed do not change.
+protocol LaneFilterForm {
+    /// True to add (b0 − b2) x the centre term to the symmetric output, and to ramp it.
+    static var hasB0Excess: Bool { get }
+}
+
+/// b0 = b2 in every lane: the two-pole filters only.
+enum SymmetricNumerator: LaneFilterForm {
+    static var hasB0Excess: Bool { false }
+}
+
+/// Some lane has b0 ≠ b2 (a one-pole filter). Its output is the symmetric form's plus
+/// (b0 − b2) x centre, so a two-pole lane (excess zero) plays exactly as in a symmetric group.
+enum GeneralNumerator: LaneFilterForm {
+    static var hasB0Excess: Bool { true }
 }
 
 /// Where a filtered frame of four lanes goes besides the dry mix.
@@ -55,26 +78,33 @@ extension SamplerNode {
     /// Not inlined on purpose: seeing the lanes gathered from scalars, the optimizer splits the
     /// filter's vectors into shuffled pieces, which doubles the loop's instructions.
     @inline(never)
-    static func filterAndMix<Sends: LaneSends>(_ state: UnsafeMutablePointer<SamplerLaneState>, count: Int,
+    static func filterAndMix<Form: LaneFilterForm, Sends: LaneSends>(_ form: Form.Type, _ state: UnsafeMutablePointer<SamplerLaneState>, count: Int,
                                                lanes: UnsafeMutablePointer<SIMD4<Float>>, sumL: UnsafeMutablePointer<SIMD4<Float>>,
                                                sumR: UnsafeMutablePointer<SIMD4<Float>>, sends: Sends) {
         var h1 = state.pointee.history1, h2 = state.pointee.history2
         var b02 = state.pointee.b02, b1 = state.pointee.b1, a1 = state.pointee.a1, a2 = state.pointee.a2
         let db02 = state.pointee.db02, db1 = state.pointee.db1, da1 = state.pointee.da1, da2 = state.pointee.da2
+        var b0Excess = state.pointee.b0Excess
+        let db0Excess = state.pointee.db0Excess
         var gl = state.pointee.gainL, gr = state.pointee.gainR
         let sl = state.pointee.stepL, sr = state.pointee.stepR
         let valid = state.pointee.valid
-        let ramping = (db02 * db02 + db1 * db1 + da1 * da1 + da2 * da2).max() != 0
+        var ramping = (db02 * db02 + db1 * db1 + da1 * da1 + da2 * da2).max() != 0
+        if Form.hasB0Excess, db0Excess != .zero { ramping = true }
         let zero = SIMD4<Float>()
         let truncated = valid.min() < Float(count)
         var sendFrames = sends.firstFrames
-        // FluidSynth's direct form II low-pass; the feedback term on the older history comes
+        // FluidSynth's direct form II biquad; the feedback term on the older history comes
         // first, which shortens the chain each sample waits on.
         if ramping || truncated {
             var frame = SIMD4<Float>()
             for k in 0..<count {
                 let centre = lanes[k] - a2 * h2 - a1 * h1
                 var y = b02 * (centre + h2) + b1 * h1
+                if Form.hasB0Excess {
+                    y += b0Excess * centre
+                    b0Excess += db0Excess
+                }
                 h2 = h1
                 h1 = centre
                 b02 += db02
@@ -96,7 +126,8 @@ extension SamplerNode {
         } else {
             for k in 0..<count {
                 let centre = lanes[k] - a2 * h2 - a1 * h1
-                let y = b02 * (centre + h2) + b1 * h1
+                var y = b02 * (centre + h2) + b1 * h1
+                if Form.hasB0Excess { y += b0Excess * centre }
                 h2 = h1
                 h1 = centre
                 gl += sl
@@ -113,6 +144,7 @@ extension SamplerNode {
         state.pointee.b1 = b1
         state.pointee.a1 = a1
         state.pointee.a2 = a2
+        if Form.hasB0Excess { state.pointee.b0Excess = b0Excess }
         state.pointee.gainL = gl
         state.pointee.gainR = gr
     }

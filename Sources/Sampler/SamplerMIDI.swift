@@ -318,6 +318,7 @@ extension SamplerNode {
         v.pointee.da2 = 0
         v.pointee.db02 = 0
         v.pointee.db1 = 0
+        v.pointee.db0Excess = 0
     }
 
     @inline(__always)

@@ -60,6 +60,9 @@ public final class SamplerNode: ParameterizedNode {
     let compiled: CompiledBank
     /// Selection rules beyond key and velocity ranges, one per region, or nil for SoundFont's.
     let regionRules: CompiledRegionRules?
+    /// Some region rule plays a one-pole filter. Without one (every SoundFont bank), groups
+    /// of four voices take the symmetric filter form without looking at their voices.
+    let playsOnePoleFilters: Bool
     let tables = SamplerTables()
     /// Presets a program change selected whose compressed samples are not decoded yet.
     let sampleRequests: PresetSampleRequests?
@@ -143,6 +146,7 @@ public final class SamplerNode: ParameterizedNode {
         self.bank = bank
         compiled = CompiledBank(bank)
         self.regionRules = regionRules.isEmpty ? nil : CompiledRegionRules(regionRules)
+        playsOnePoleFilters = regionRules.contains { $0.filter.isOnePole }
         sampleRequests = compiled.compressed == nil ? nil : PresetSampleRequests(presetCount: compiled.presetCount)
         voices = .allocate(capacity: poolSize)
         voices.initialize(repeating: SamplerVoice(), count: poolSize)

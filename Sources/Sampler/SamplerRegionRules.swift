@@ -84,12 +84,38 @@ public struct SamplerRegionRule: Sendable, Hashable {
     /// True when the region sounds with the region before it as one voice (the second channel
     /// of a stereo sample): it is not counted against ``polyphony`` and stops with it.
     public var pairedWithPreviousRegion = false
-    /// True to play the region's filter (its cutoff and resonance generators, modulators and
-    /// envelope) as a resonant two-pole high-pass instead of the low-pass (SFZ's `hpf_2p`).
-    public var highPassFilter = false
+    /// The shape the region's filter plays its cutoff (generators, modulators and envelope)
+    /// with: SoundFont's resonant low-pass unless SFZ's `fil_type` says otherwise.
+    public var filter = SamplerFilterKind.lowPassTwoPole
 
     /// A rule that lets the region play on every note-on (SoundFont's behaviour).
     public init() {}
+}
+
+/// The shape of a region's filter. Every kind follows the same cutoff in cents (its
+/// generator, modulators, modulation envelope and LFO), limited as the low-pass's is.
+///
+/// The one-pole kinds are sfizz's (`lp1Smooth` and `hp1Smooth` in its Faust filter library):
+/// with the pole p = e^(−2π fc / fs),
+/// - low-pass: y[n] = (1 − p) x[n] + p y[n − 1], unity gain at DC, 3 dB down near the cutoff
+///   and 6 dB down per octave above it;
+/// - high-pass: H(z) = (1 + p) / 2 · (1 − z⁻¹) / (1 − p z⁻¹), silent at DC, unity gain at
+///   the Nyquist frequency.
+///
+/// They have no resonance: the region's resonance neither peaks them nor lowers their gain.
+public enum SamplerFilterKind: UInt8, Sendable, Hashable, CaseIterable {
+    /// FluidSynth's resonant two-pole low-pass (RBJ's, its gain lowered by half the resonance
+    /// peak): SoundFont's filter, and SFZ's `lpf_2p`.
+    case lowPassTwoPole
+    /// RBJ's resonant two-pole high-pass on the same cutoff, resonance and gain (SFZ's `hpf_2p`).
+    case highPassTwoPole
+    /// sfizz's one-pole low-pass (SFZ's `lpf_1p`).
+    case lowPassOnePole
+    /// sfizz's one-pole high-pass (SFZ's `hpf_1p`).
+    case highPassOnePole
+
+    /// True for the one-pole kinds, whose numerator is not symmetric (b0 ≠ b2).
+    var isOnePole: Bool { self == .lowPassOnePole || self == .highPassOnePole }
 }
 
 /// An envelope whose times and sustain follow the note-on velocity, as SFZ's `ampeg_*` and
@@ -192,7 +218,7 @@ final class CompiledRegionRules {
         var releaseDecibelsPerSecond: Double
         /// Indices into ``CompiledRegionRules/envelopes``, -1 for the bank's envelope.
         var amplitudeEnvelope: Int32, modulationEnvelope: Int32
-        var highPassFilter: Bool
+        var filter: SamplerFilterKind
         /// 0: no limit.
         var polyphony: Int32, notePolyphony: Int32
         var paired: Bool
@@ -278,7 +304,7 @@ final class CompiledRegionRules {
                             offReleases: rule.offReleases, offTime: max(0, rule.offTime ?? 0), gainStart: gainStart,
                             releaseDecibelsPerSecond: rule.releaseDecibelsPerSecond,
                             amplitudeEnvelope: amplitudeEnvelope, modulationEnvelope: modulationEnvelope,
-                            highPassFilter: rule.highPassFilter,
+                            filter: rule.filter,
                             polyphony: Int32(clamping: max(0, rule.polyphony ?? 0)),
                             notePolyphony: Int32(clamping: max(0, rule.notePolyphony ?? 0)),
                             paired: rule.pairedWithPreviousRegion)
@@ -384,9 +410,9 @@ final class CompiledRegionRules {
         return gain
     }
 
-    /// True when region `r`'s filter is a high-pass.
+    /// Region `r`'s filter shape.
     @inline(__always)
-    func highPassFilter(_ r: Int) -> Bool { r < count && rules[r].highPassFilter }
+    func filter(_ r: Int) -> SamplerFilterKind { r < count ? rules[r].filter : .lowPassTwoPole }
 
     /// Region `r`'s amplitude and modulation envelope rules, if it has them.
     @inline(__always)

@@ -136,6 +136,8 @@ extension SamplerNode {
         transposeLanePoints(frames: padded)
         let v0 = voiceOf.0, v1 = voiceOf.1, v2 = voiceOf.2, v3 = voiceOf.3
         let state = groupState
+        let onePole = playsOnePoleFilters && (v0.pointee.filterKind.isOnePole || v1.pointee.filterKind.isOnePole
+                                              || v2.pointee.filterKind.isOnePole || v3.pointee.filterKind.isOnePole)
         // Whole vectors built at once: inserting lanes one by one goes through memory and
         // stalls on every insert.
         @inline(__always) func gather(_ read: (UnsafeMutablePointer<SamplerVoice>) -> Float) -> SIMD4<Float> {
@@ -145,18 +147,29 @@ extension SamplerNode {
             history1: gather { $0.pointee.history1 }, history2: gather { $0.pointee.history2 },
             b02: gather { $0.pointee.b02 }, b1: gather { $0.pointee.b1 }, a1: gather { $0.pointee.a1 }, a2: gather { $0.pointee.a2 },
             db02: gather { $0.pointee.db02 }, db1: gather { $0.pointee.db1 }, da1: gather { $0.pointee.da1 }, da2: gather { $0.pointee.da2 },
+            b0Excess: .zero, db0Excess: .zero,
             gainL: gather { $0.pointee.gainL }, gainR: gather { $0.pointee.gainR },
             stepL: gather { $0.pointee.stepL }, stepR: gather { $0.pointee.stepR },
             valid: SIMD4<Float>(validOf.0, validOf.1, validOf.2, validOf.3))
+        if onePole {
+            state.pointee.b0Excess = gather { $0.pointee.b0Excess }
+            state.pointee.db0Excess = gather { $0.pointee.db0Excess }
+        }
         if sends {
             // Send gains are a function of the frames since the last control step, so a send
             // that is switched off can skip its work and still be where it should afterwards.
             let sendMix = SendMix(reverbBase: gather { $0.pointee.gainReverb }, reverbStep: gather { $0.pointee.stepReverb },
                                   chorusBase: gather { $0.pointee.gainChorus }, chorusStep: gather { $0.pointee.stepChorus },
                                   firstFrames: gather { Float($0.pointee.sendRampFrame) } + 1, sumReverb: sumReverb, sumChorus: sumChorus)
-            Self.filterAndMix(state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: sendMix)
+            if onePole {
+                Self.filterAndMix(GeneralNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: sendMix)
+            } else {
+                Self.filterAndMix(SymmetricNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: sendMix)
+            }
+        } else if onePole {
+            Self.filterAndMix(GeneralNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: NoSends())
         } else {
-            Self.filterAndMix(state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: NoSends())
+            Self.filterAndMix(SymmetricNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: NoSends())
         }
         let result = state.pointee
         // Written back lane by lane (a local function capturing these variables would box them).
@@ -172,6 +185,12 @@ extension SamplerNode {
             v.pointee.gainL = result.gainL[lane]
             v.pointee.gainR = result.gainR[lane]
             v.pointee.sendRampFrame += count
+        }
+        if onePole {
+            for lane in 0..<4 {
+                let v = lane == 0 ? v0 : lane == 1 ? v1 : lane == 2 ? v2 : v3
+                if v != silentVoice { v.pointee.b0Excess = result.b0Excess[lane] }
+            }
         }
     }
 

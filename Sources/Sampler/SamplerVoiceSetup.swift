@@ -107,7 +107,7 @@ extension SamplerNode {
         var amplitudeStart: Float = 0, modulationStart: Float = 0
         if let rules = regionRules {
             v.pointee.regionGain = rules.gain(r, velocity: velocity, heldFrames: heldFrames, sampleRate: sampleRate)
-            v.pointee.highPass = rules.highPassFilter(r)
+            v.pointee.filterKind = rules.filter(r)
             let (amplitude, modulation) = rules.envelopes(r)
             if let amplitude {
                 let e = amplitude.pointee.values(velocity: velocity)

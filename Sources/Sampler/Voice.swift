@@ -71,15 +71,19 @@ struct SamplerVoice {
     var filterGain: Float = 1
     var b02: Float = 0, b1: Float = 0, a1: Float = 0, a2: Float = 0
     var db02: Float = 0, db1: Float = 0, da1: Float = 0, da2: Float = 0
+    /// b0 − b2, zero for the two-pole kinds (their b0 = b2): a one-pole filter's b0, its b2
+    /// (``b02``) being zero.
+    var b0Excess: Float = 0, db0Excess: Float = 0
     var history1: Float = 0, history2: Float = 0
-    /// Coefficients (b02, b1, a1, a2) the ramp heads for and the ones it started from, and
-    /// the cutoff and resonance they were computed for.
+    /// Coefficients (b02, b1, a1, a2) and b0 − b2 the ramp heads for and the ones it started
+    /// from, and the cutoff and resonance they were computed for.
     var target = SIMD4<Float>(), previousTarget = SIMD4<Float>()
+    var targetB0Excess: Float = 0, previousTargetB0Excess: Float = 0
     var targetCents: Double = -1
     var targetQ: Float = -1
     var filterStarted = false
-    /// The filter is a high-pass (a region rule's); the direct form fits it, as its b0 = b2 too.
-    var highPass = false
+    /// A region rule's filter shape; SoundFont's low-pass without rules.
+    var filterKind = SamplerFilterKind.lowPassTwoPole
 
     // Levels: attenuation in centibels, and the smallest it can be (the noise-floor test).
     var attenuation: Float = 0

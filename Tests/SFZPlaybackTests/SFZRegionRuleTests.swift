@@ -235,8 +235,8 @@ struct SFZRegionRuleTests {
         let f = try fixtures()
         let text = """
             <group> pitch_keycenter=60 sw_lokey=24 sw_hikey=25 sw_default=24 lokey=48 hikey=72
-            <region> sample=a.wav seq_length=2 seq_position=1 sw_last=24 lorand=0 hirand=0.7 group=5 off_by=6 off_time=0.1
-            <region> sample=b.wav seq_length=2 seq_position=2 sw_last=24 locc1=0 hicc1=63 group=6
+            <region> sample=a.wav seq_length=2 seq_position=1 sw_last=24 lorand=0 hirand=0.7 group=5 off_by=6 off_time=0.1 fil_type=lpf_1p cutoff=500 fileg_depth=1200 fileg_decay=0.1
+            <region> sample=b.wav seq_length=2 seq_position=2 sw_last=24 locc1=0 hicc1=63 group=6 fil_type=hpf_1p cutoff=200 fil_keytrack=50
             <region> sample=c.wav trigger=release sw_last=25 polyphony=3 note_polyphony=1 rt_decay=3 ampeg_vel2attack=0.1 ampeg_start=20
             <region> sample=b.wav trigger=release_key amp_velcurve_64=0.3 fil_type=lpf_2p cutoff=800 fileg_depth=600 fileg_vel2decay=0.2 fileg_start=30
             <region> sample=a.wav trigger=legato lochan=1 hichan=4 ampeg_vel2sustain=-20 fil_type=hpf_2p cutoff=300
