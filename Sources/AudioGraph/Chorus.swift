@@ -43,6 +43,14 @@ public final class ChorusNode: ParameterizedNode {
     private var lineLength = 0
     private var writeIndex = 0
     private var lfoPhase: Double = 0
+    /// Zero samples in a row at the end of what was written to the line (at most its length):
+    /// from `lineLength` on, the whole line is zero and so is every voice.
+    private var silentRun = 0
+    /// Whether silent blocks over a silent line take the short path; tests switch it off to
+    /// check the short path against the general loop.
+    var takesSilentShortcut = true
+    /// Frames rendered by the short path since creation.
+    private(set) var framesRenderedSilent = 0
     private var sampleRate: Double = 44_100
     // Derived from the parameters.
     private var voiceCount = 3
@@ -98,6 +106,7 @@ public final class ChorusNode: ParameterizedNode {
         line?.update(repeating: 0, count: lineLength)
         writeIndex = 0
         lfoPhase = 0
+        silentRun = lineLength
     }
 
     private func update() {
@@ -135,6 +144,7 @@ public final class ChorusNode: ParameterizedNode {
             return
         }
         let input = inputs[0]
+        if renderSilent(frameCount: frameCount, input: input, output: output, line: line) { return }
         let n = min(voiceCount, Self.maximumVoices)
         let length = lineLength
         let offsets = voiceOffsets, sine = self.sine
@@ -190,5 +200,38 @@ public final class ChorusNode: ParameterizedNode {
         }
         self.writeIndex = writeIndex
         self.lfoPhase = lfoPhase
+        // How many of the samples just written, counting back from the last, are zero.
+        var trailingZeros = 0, index = writeIndex
+        while trailingZeros < frameCount {
+            index = index == 0 ? length - 1 : index - 1
+            if line[index] != 0 { break }
+            trailingZeros += 1
+        }
+        silentRun = trailingZeros == frameCount ? min(silentRun + frameCount, length) : trailingZeros
+    }
+
+    /// Renders a block whose input is silent while the whole line is: every voice reads zero,
+    /// so the output is +0 (as the general loop's sums of zeros give), and only the line and the
+    /// LFO phase move on, exactly as the general loop moves them. A song that never sends to the
+    /// chorus pays for its input check and nothing else.
+    /// Returns false, having done nothing, when the block needs the general loop.
+    private func renderSilent(frameCount: Int, input: StereoBuffer, output: StereoBuffer, line: UnsafeMutablePointer<Float>) -> Bool {
+        guard takesSilentShortcut, silentRun >= lineLength else { return false }
+        for f in 0..<frameCount where input.left[f] != 0 || input.right[f] != 0 { return false }
+        // The line gets the same values (zeros, possibly negative) the general loop writes.
+        var writeIndex = self.writeIndex, lfoPhase = self.lfoPhase
+        let phaseStep = self.phaseStep
+        for f in 0..<frameCount {
+            line[writeIndex] = (input.left[f] + input.right[f]) * 0.5
+            writeIndex += 1
+            if writeIndex == lineLength { writeIndex = 0 }
+            lfoPhase += phaseStep
+            if lfoPhase >= 1 { lfoPhase -= 1 }
+        }
+        self.writeIndex = writeIndex
+        self.lfoPhase = lfoPhase
+        output.clear(frameCount: frameCount)
+        framesRenderedSilent += frameCount
+        return true
     }
 }
