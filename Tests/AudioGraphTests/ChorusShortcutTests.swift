@@ -27,32 +27,6 @@ import Testing
         return (left, right)
     }
 
-    static func render(_ chorus: ChorusNode, _ signal: (left: [Float], right: [Float]), blockSizes: [Int]) -> [Float] {
-        var inLeft = signal.left, inRight = signal.right
-        var outLeft = [Float](repeating: .nan, count: inLeft.count), outRight = outLeft
-        var start = 0, block = 0
-        inLeft.withUnsafeMutableBufferPointer { inL in
-            inRight.withUnsafeMutableBufferPointer { inR in
-                outLeft.withUnsafeMutableBufferPointer { oL in
-                    outRight.withUnsafeMutableBufferPointer { oR in
-                        while start < inL.count {
-                            let count = min(blockSizes[block % blockSizes.count], inL.count - start)
-                            let source = StereoBuffer(left: inL.baseAddress! + start, right: inR.baseAddress! + start)
-                            withUnsafePointer(to: source) { inputs in
-                                chorus.render(startFrame: Int64(start), frameCount: count,
-                                              inputs: UnsafeBufferPointer(start: inputs, count: 1),
-                                              output: StereoBuffer(left: oL.baseAddress! + start, right: oR.baseAddress! + start))
-                            }
-                            start += count
-                            block += 1
-                        }
-                    }
-                }
-            }
-        }
-        return zip(outLeft, outRight).flatMap { [$0, $1] }
-    }
-
     @Test("The silent path gives the general loop's output, bit for bit, in any blocks and voice counts",
           arguments: [([512], 3, Float(0)), ([64, 1, 300, 37], 3, 0), ([1], 2, 0), ([128, 7], 5, 0.5)])
     func shortcutMatchesGeneralLoop(blockSizes: [Int], voices: Int, dry: Float) {
@@ -61,8 +35,8 @@ import Testing
         let general = ChorusNode(voices: voices, dry: dry), shortcut = ChorusNode(voices: voices, dry: dry)
         general.takesSilentShortcut = false
         for chorus in [general, shortcut] { chorus.prepare(sampleRate: sampleRate, maximumFrameCount: 512) }
-        let expected = Self.render(general, signal, blockSizes: blockSizes)
-        let actual = Self.render(shortcut, signal, blockSizes: blockSizes)
+        let expected = renderInBlocks(general, left: signal.left, right: signal.right, blockSizes: blockSizes)
+        let actual = renderInBlocks(shortcut, left: signal.left, right: signal.right, blockSizes: blockSizes)
         #expect(general.framesRenderedSilent == 0)
         // Silent input over a silent line: 3 s less the first burst and the tiny sample, each
         // with the 22 ms the line holds, and less the second burst, which writes zeros to the

@@ -16,32 +16,6 @@ import Testing
         }
     }
 
-    static func render(_ limiter: LimiterNode, _ signal: [Float], blockSizes: [Int]) -> [Float] {
-        var input = signal, right = signal.map { -$0 * 0.5 }
-        var outLeft = [Float](repeating: .nan, count: signal.count), outRight = outLeft
-        var start = 0, block = 0
-        input.withUnsafeMutableBufferPointer { inL in
-            right.withUnsafeMutableBufferPointer { inR in
-                outLeft.withUnsafeMutableBufferPointer { oL in
-                    outRight.withUnsafeMutableBufferPointer { oR in
-                        while start < signal.count {
-                            let count = min(blockSizes[block % blockSizes.count], signal.count - start)
-                            let source = StereoBuffer(left: inL.baseAddress! + start, right: inR.baseAddress! + start)
-                            withUnsafePointer(to: source) { inputs in
-                                limiter.render(startFrame: Int64(start), frameCount: count,
-                                               inputs: UnsafeBufferPointer(start: inputs, count: 1),
-                                               output: StereoBuffer(left: oL.baseAddress! + start, right: oR.baseAddress! + start))
-                            }
-                            start += count
-                            block += 1
-                        }
-                    }
-                }
-            }
-        }
-        return zip(outLeft, outRight).flatMap { [$0, $1] }
-    }
-
     @Test("The short path gives the general loop's output, bit for bit, in any blocks", arguments: [[512], [64, 1, 300, 37], [1]])
     func shortcutMatchesGeneralLoop(blockSizes: [Int]) {
         let sampleRate = 44_100.0
@@ -49,8 +23,8 @@ import Testing
         let general = LimiterNode(), shortcut = LimiterNode()
         general.takesUnlimitedShortcut = false
         for limiter in [general, shortcut] { limiter.prepare(sampleRate: sampleRate, maximumFrameCount: 512) }
-        let expected = Self.render(general, signal, blockSizes: blockSizes)
-        let actual = Self.render(shortcut, signal, blockSizes: blockSizes)
+        let expected = renderInBlocks(general, left: signal, right: signal.map { -$0 * 0.5 }, blockSizes: blockSizes)
+        let actual = renderInBlocks(shortcut, left: signal, right: signal.map { -$0 * 0.5 }, blockSizes: blockSizes)
         #expect(general.framesRenderedUnlimited == 0)
         // The second before the first burst. (After limiting, the released gain settles a
         // rounding step short of its target and the general loop keeps the rest.)
