@@ -38,7 +38,8 @@ let package = Package(
         // libjack is loaded at run time too: JACK is optional, and pw-jack swaps in PipeWire's.
         .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "JACK", dependencies: ["CJACK", "Playback", "Recording", "Sequencing"]),
-        .target(name: "AudioGraph", dependencies: ["MIDI"]),
+        .target(name: "CFloatConversion"),
+        .target(name: "AudioGraph", dependencies: ["MIDI", "CFloatConversion"]),
         // libvorbisfile, loaded at run time (SoundFont 3 samples): declarations and loader.
         .target(name: "CVorbisFile"),
         .target(name: "SoundFont", dependencies: ["Locking", "CVorbisFile"]),

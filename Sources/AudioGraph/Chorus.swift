@@ -1,3 +1,4 @@
+import CFloatConversion
 import Foundation
 
 /// A stereo chorus: the input feeds one delay line read by several voices whose delays swing
@@ -158,13 +159,14 @@ public final class ChorusNode: ParameterizedNode {
             var p = lfoPhase + offsets[k]
             if p >= 1 { p -= 1 }
             let x = Float(p) * Float(Self.sineSize)
-            let j = min(Int(x), Self.sineSize - 1)
+            // In range by construction: x is in [0, 4096], position in [0, length).
+            let j = min(tactus_truncate_float(x), Self.sineSize - 1)
             let lfo = sine[j] + (sine[j + 1] - sine[j]) * (x - Float(j))
             let delay = centreDelay + swing * lfo
             // Linear interpolation between the two points around the delayed position.
             var position = Float(writeIndex) - delay
             if position < 0 { position += Float(length) }
-            let i0 = Int(position)
+            let i0 = tactus_truncate_float(position)
             let frac = position - Float(i0)
             let i1 = i0 + 1 == length ? 0 : i0 + 1
             return line[i0] + (line[i1] - line[i0]) * frac
