@@ -113,7 +113,7 @@ extension SamplerNode {
             amplitude = centibelsToAmplitude(v, v.pointee.attenuation + lfoCentibels) * volumeEnvelope.value
         default:
             amplitude = centibelsToAmplitude(v, v.pointee.attenuation + 960 * (1 - volumeEnvelope.value) + lfoCentibels)
-            if SoundFontUnits.amplitude(centibels: v.pointee.minimumAttenuation) * volumeEnvelope.value < Self.noiseFloor {
+            if v.pointee.maximumAmplitude * volumeEnvelope.value < Self.noiseFloor {
                 v.pointee.state = .fading
                 v.pointee.fadeRemaining = 0
                 return

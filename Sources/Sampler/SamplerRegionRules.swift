@@ -115,7 +115,13 @@ public enum SamplerFilterKind: UInt8, Sendable, Hashable, CaseIterable {
     case highPassOnePole
 
     /// True for the one-pole kinds, whose numerator is not symmetric (b0 ≠ b2).
-    var isOnePole: Bool { self == .lowPassOnePole || self == .highPassOnePole }
+    @inline(__always)
+    var isOnePole: Bool {
+        switch self {
+        case .lowPassOnePole, .highPassOnePole: true
+        case .lowPassTwoPole, .highPassTwoPole: false
+        }
+    }
 }
 
 /// An envelope whose times and sustain follow the note-on velocity, as SFZ's `ampeg_*` and

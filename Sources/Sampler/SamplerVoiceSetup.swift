@@ -238,7 +238,7 @@ extension SamplerNode {
         }
         v.pointee.modLFODelay = delayFrames(.delayModLFO)
         v.pointee.vibLFODelay = delayFrames(.delayVibLFO)
-        v.pointee.minimumAttenuation = min(max(g(.initialAttenuation), 0), 1440)
+        v.pointee.maximumAmplitude = SoundFontUnits.amplitude(centibels: min(max(g(.initialAttenuation), 0), 1440))
     }
 
     /// Values that follow modulator sources during the note: pitch, level, pan, sends,

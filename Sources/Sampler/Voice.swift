@@ -85,12 +85,13 @@ struct SamplerVoice {
     /// A region rule's filter shape; SoundFont's low-pass without rules.
     var filterKind = SamplerFilterKind.lowPassTwoPole
 
-    // Levels: attenuation in centibels, and the smallest it can be (the noise-floor test).
+    // Levels: attenuation in centibels, and the largest amplitude the voice can reach (the
+    // noise-floor test; computed once, as its attenuation floor never moves).
     var attenuation: Float = 0
     /// The last centibels turned into an amplitude, and that amplitude.
     var amplitudeCentibels: Float = .nan
     var amplitudeOfCentibels: Float = 0
-    var minimumAttenuation: Float = 0
+    var maximumAmplitude: Float = 1
     /// The region rule's gain for the note (velocity curve, release decay); 1 without rules.
     var regionGain: Float = 1
     var panLeft: Float = 0.707, panRight: Float = 0.707
