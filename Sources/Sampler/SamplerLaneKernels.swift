@@ -72,6 +72,20 @@ struct SendMix: LaneSends {
     }
 }
 
+/// The reverb send alone, for four lanes whose chorus send is zero (most SoundFont voices: the
+/// chorus send is a generator few instruments set, or controller 93, which few songs move).
+/// Adding `y * 0` to the chorus sums would not change them: they start at +0 and a sum that
+/// starts at +0 never becomes -0, so leaving the chorus out changes no bit of the output.
+struct ReverbSend: LaneSends {
+    let reverbBase: SIMD4<Float>, reverbStep: SIMD4<Float>
+    let firstFrames: SIMD4<Float>
+    let sumReverb: UnsafeMutablePointer<SIMD4<Float>>
+
+    @inline(__always) func add(_ y: SIMD4<Float>, frame k: Int, frames: SIMD4<Float>) {
+        sumReverb[k] += y * (reverbBase + reverbStep * frames)
+    }
+}
+
 extension SamplerNode {
     /// Filters the four lanes of `lanes` and adds them, panned, to the mix and the sends.
     ///

@@ -63,6 +63,11 @@ public final class SamplerNode: ParameterizedNode {
     /// Some region rule plays a one-pole filter. Without one (every SoundFont bank), groups
     /// of four voices take the symmetric filter form without looking at their voices.
     let playsOnePoleFilters: Bool
+    /// Whether groups of four voices none of which sends to the chorus skip the chorus sums;
+    /// tests switch it off to check that the output stays the same to the bit.
+    var skipsSilentChorusSends = true
+    /// Groups of four voices (one per control interval) that skipped the chorus sums.
+    var groupsWithoutChorusSend = 0
     let tables = SamplerTables()
     /// Presets a program change selected whose compressed samples are not decoded yet.
     let sampleRequests: PresetSampleRequests?

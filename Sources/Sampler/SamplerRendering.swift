@@ -155,21 +155,28 @@ extension SamplerNode {
             state.pointee.b0Excess = gather { $0.pointee.b0Excess }
             state.pointee.db0Excess = gather { $0.pointee.db0Excess }
         }
+        @inline(__always) func filterAndMix<Sends: LaneSends>(_ sends: Sends) {
+            if onePole {
+                Self.filterAndMix(GeneralNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: sends)
+            } else {
+                Self.filterAndMix(SymmetricNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: sends)
+            }
+        }
         if sends {
             // Send gains are a function of the frames since the last control step, so a send
             // that is switched off can skip its work and still be where it should afterwards.
-            let sendMix = SendMix(reverbBase: gather { $0.pointee.gainReverb }, reverbStep: gather { $0.pointee.stepReverb },
-                                  chorusBase: gather { $0.pointee.gainChorus }, chorusStep: gather { $0.pointee.stepChorus },
-                                  firstFrames: gather { Float($0.pointee.sendRampFrame) } + 1, sumReverb: sumReverb, sumChorus: sumChorus)
-            if onePole {
-                Self.filterAndMix(GeneralNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: sendMix)
+            let reverbBase = gather { $0.pointee.gainReverb }, reverbStep = gather { $0.pointee.stepReverb }
+            let chorusBase = gather { $0.pointee.gainChorus }, chorusStep = gather { $0.pointee.stepChorus }
+            let firstFrames = gather { Float($0.pointee.sendRampFrame) } + 1
+            if skipsSilentChorusSends && chorusBase == .zero && chorusStep == .zero {
+                filterAndMix(ReverbSend(reverbBase: reverbBase, reverbStep: reverbStep, firstFrames: firstFrames, sumReverb: sumReverb))
+                groupsWithoutChorusSend &+= 1
             } else {
-                Self.filterAndMix(SymmetricNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: sendMix)
+                filterAndMix(SendMix(reverbBase: reverbBase, reverbStep: reverbStep, chorusBase: chorusBase, chorusStep: chorusStep,
+                                     firstFrames: firstFrames, sumReverb: sumReverb, sumChorus: sumChorus))
             }
-        } else if onePole {
-            Self.filterAndMix(GeneralNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: NoSends())
         } else {
-            Self.filterAndMix(SymmetricNumerator.self, state, count: count, lanes: lanes, sumL: sumL, sumR: sumR, sends: NoSends())
+            filterAndMix(NoSends())
         }
         let result = state.pointee
         // Written back lane by lane (a local function capturing these variables would box them).

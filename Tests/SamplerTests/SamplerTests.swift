@@ -512,6 +512,34 @@ private let sine441 = TestSample.sine(period: 100)
         #expect(peak(wet.left, 8000..<20_000) > 1e-4)
     }
 
+    /// Groups of four voices none of which sends to the chorus leave its sums alone; the output
+    /// must be the one the full send mix gives, to the bit, while other voices do send.
+    @Test("Voices that send nothing to the chorus skip its sums, and the output stays the same to the bit")
+    func silentChorusSendsAreSkippedWithoutChangingTheOutput() throws {
+        let bank = singleBank(sine441, [.releaseVolEnv: -2000])
+        // Channel 1's first four notes start first and fill a group without chorus; the
+        // fifth shares a group with channel 0's notes, which send to the chorus (controller 93).
+        var performance: [(frame: Int, message: MIDIMessage)] = [(0, cc(91, 90)), (0, cc(91, 60, channel: 1)), (0, cc(93, 127))]
+        for (i, key) in [48, 52, 55, 59, 62].enumerated() { performance.append((10 + i, on(UInt8(key), 100, channel: 1))) }
+        for (i, key) in [60, 64, 67].enumerated() { performance.append((700 + 40 * i, on(UInt8(key), 90))) }
+        performance += [(9000, off(60)), (9000, off(64)), (9000, off(67))]
+        performance += [48, 52, 55, 59, 62].map { (14_000, off(UInt8($0), channel: 1)) }
+        let skipping = try SamplerRig(bank, effects: true)
+        let full = try SamplerRig(bank, effects: true)
+        full.sampler.skipsSilentChorusSends = false
+        let expected = full.render(frames: 30_000, performance, blockSizes: [100, 37, 512])
+        let actual = skipping.render(frames: 30_000, performance, blockSizes: [100, 37, 512])
+        #expect(skipping.sampler.groupsWithoutChorusSend > 100)
+        #expect(full.sampler.groupsWithoutChorusSend == 0)
+        let bits = { (x: [Float]) in x.map(\.bitPattern) }
+        #expect(bits(actual.left) == bits(expected.left) && bits(actual.right) == bits(expected.right))
+        // The chorus is heard: without it the output differs.
+        let noChorus = try SamplerRig(bank, effects: true)
+        noChorus.sampler.setParameter(SamplerNode.Parameter.chorusLevel, value: 0)
+        let dry = noChorus.render(frames: 30_000, performance, blockSizes: [100, 37, 512])
+        #expect(dry.left != expected.left)
+    }
+
     @Test func chorusIsBlockSizeIndependent() throws {
         let g = AudioGraph()
         let s = g.add(SineSource(frequency: 300)), c = g.add(ChorusNode(dry: 0.5)), o = g.add(OutputNode())
