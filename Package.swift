@@ -48,7 +48,7 @@ let package = Package(
         // SFZ instruments built into SoundFont banks for the sampler; FLAC and other non-WAV
         // samples are decoded by libsndfile (loaded at run time).
         .target(name: "SFZPlayback", dependencies: ["SFZ", "SoundFont", "Sampler", "CSndFile"]),
-        .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI"]),
+        .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI", "CFloatConversion"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
         .target(name: "Playback", dependencies: ["Locking", "Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont"]),
         // Recording live MIDI: the recording session, its inputs, the recorder, the journal and

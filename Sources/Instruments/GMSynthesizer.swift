@@ -69,7 +69,9 @@ public final class GMSynthesizer: ParameterizedNode {
     private let activeList: UnsafeMutablePointer<Int>
     private var activeCount = 0
     private let poolSize = maximumVoiceLimit + fadeReserve
-    private var channels = [Channel](repeating: Channel(), count: 16)
+    // A pointer rather than an array: the control update reads a channel for every voice
+    // every few frames, and an array stored in a class pays an exclusivity check each time.
+    private let channels: UnsafeMutablePointer<Channel>
     private let melodicPatches: [SynthPatch]
     private let drumPatches: [SynthPatch]
     private var sampleRate: Float = 44_100
@@ -91,6 +93,8 @@ public final class GMSynthesizer: ParameterizedNode {
     public init() {
         voices = .allocate(capacity: poolSize)
         voices.initialize(repeating: Voice(), count: poolSize)
+        channels = .allocate(capacity: 16)
+        channels.initialize(repeating: Channel(), count: 16)
         activeList = .allocate(capacity: poolSize)
         activeList.initialize(repeating: 0, count: poolSize)
         let chunk = Self.controlInterval
@@ -112,6 +116,8 @@ public final class GMSynthesizer: ParameterizedNode {
     deinit {
         voices.deinitialize(count: poolSize)
         voices.deallocate()
+        channels.deinitialize(count: 16)
+        channels.deallocate()
         activeList.deallocate()
         send.deallocate()
         mono.deallocate()
@@ -263,7 +269,8 @@ public final class GMSynthesizer: ParameterizedNode {
         v.decayCoefficient = Float(exp(log(1e-4) / Double(max(0.005, patch.decay) * sampleRate)))
         v.releaseCoefficient = Float(exp(log(1e-4) / Double(max(0.008, patch.release) * sampleRate)))
         voices[slot] = v
-        updateControl(slot, atFrame: position)
+        voices[slot].detuneFactorB = exp2(patch.detuneCentsB / 1200)
+        updateControl(slot, atFrame: position, transpose: parameters[Parameter.transpose])
         voices[slot].gainL = voices[slot].targetL
         voices[slot].gainR = voices[slot].targetR
         voices[slot].sendGain = voices[slot].targetSend
@@ -327,7 +334,11 @@ public final class GMSynthesizer: ParameterizedNode {
     // MARK: Control rate
 
     /// Recomputes pitch, vibrato, FM index, filter coefficients and gains for `frame`.
-    private func updateControl(_ i: Int, atFrame frame: Int64) {
+    ///
+    /// Values that depend only on the note, the transposition or the pan are kept in the voice
+    /// from the update that computed them, by the same expressions, so the result is the same
+    /// to the bit while the update skips their `exp2`, `cos` and `sin`.
+    private func updateControl(_ i: Int, atFrame frame: Int64, transpose: Float) {
         let ch = channels[Int(voices[i].channel)]
         let p = voices[i].patch
         let t = Float(frame - voices[i].startFrame) / sampleRate
@@ -337,8 +348,12 @@ public final class GMSynthesizer: ParameterizedNode {
         if p.fixedFrequency > 0 {
             baseHz = p.fixedFrequency
         } else {
-            let key = Float(voices[i].key) + (voices[i].isDrum ? 0 : parameters[Parameter.transpose])
-            baseHz = 440 * exp2((key - 69) / 12)
+            let key = Float(voices[i].key) + (voices[i].isDrum ? 0 : transpose)
+            if key != voices[i].baseHzKey {
+                voices[i].baseHzKey = key
+                voices[i].baseHz = 440 * exp2((key - 69) / 12)
+            }
+            baseHz = voices[i].baseHz
             semitones += ch.bend * ch.bendRange
         }
         if p.pitchEnvSemitones != 0 { semitones += p.pitchEnvSemitones * exp(-t / p.pitchEnvDecay) }
@@ -348,10 +363,11 @@ public final class GMSynthesizer: ParameterizedNode {
             let lfo = sin(2 * Float.pi * p.vibratoRate * t)
             semitones += lfo * depth * fadeIn / 100
         }
-        let hz = baseHz * exp2(semitones / 12)
+        // exp2(0) is exactly 1: a voice without bend or vibrato skips the call.
+        let hz = semitones == 0 ? baseHz : baseHz * exp2(semitones / 12)
         let nyquistGuard: Float = 0.45
         voices[i].incA = min(hz / sampleRate, nyquistGuard)
-        voices[i].incB = min(hz * p.ratioB * exp2(p.detuneCentsB / 1200) / sampleRate, nyquistGuard)
+        voices[i].incB = min(hz * p.ratioB * voices[i].detuneFactorB / sampleRate, nyquistGuard)
         voices[i].incMod = min(hz * p.fmRatio / sampleRate, nyquistGuard)
         voices[i].fmIndex = p.fmIndexSustain + (p.fmIndex - p.fmIndexSustain) * exp(-t / max(0.001, p.fmDecay))
         // Filter envelope, evaluated from the time since the note started (or was released).
@@ -381,9 +397,14 @@ public final class GMSynthesizer: ParameterizedNode {
         let velocityGain = 0.2 + 0.8 * vel * vel
         let amplitude = 0.25 * p.gain * velocityGain * ch.volume * ch.volume * ch.expression * ch.expression * masterGain
         let pan = min(max(ch.pan + p.pan, -1), 1)
-        let angle = (pan + 1) * Float.pi / 4
-        voices[i].targetL = amplitude * cos(angle)
-        voices[i].targetR = amplitude * sin(angle)
+        if pan != voices[i].panOfGains {
+            let angle = (pan + 1) * Float.pi / 4
+            voices[i].panOfGains = pan
+            voices[i].panGainL = cos(angle)
+            voices[i].panGainR = sin(angle)
+        }
+        voices[i].targetL = amplitude * voices[i].panGainL
+        voices[i].targetR = amplitude * voices[i].panGainR
         voices[i].targetSend = amplitude * ch.reverbSend
     }
 
@@ -406,7 +427,8 @@ public final class GMSynthesizer: ParameterizedNode {
             let intoGrid = Int(((frame % interval) + interval) % interval)
             if intoGrid == 0 {
                 position = frame
-                for n in 0..<activeCount { updateControl(activeList[n], atFrame: frame) }
+                let transpose = parameters[Parameter.transpose]
+                for n in 0..<activeCount { updateControl(activeList[n], atFrame: frame, transpose: transpose) }
             }
             let count = min(frameCount - done, Self.controlInterval - intoGrid)
             let left = output.left + done, right = output.right + done

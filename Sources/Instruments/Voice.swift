@@ -1,3 +1,4 @@
+import CFloatConversion
 import Foundation
 
 /// Amplitude envelope stages.
@@ -19,10 +20,14 @@ struct VoiceTables {
     func free() { sine.deallocate() }
 
     /// sin(2π·phase) for phase in [0, 1).
+    ///
+    /// The index is truncated without Swift's range check: the phase is in [0, 1) by
+    /// construction, so the product is finite and below the table size, and the check would
+    /// cost more than the lookup (it runs up to three times a sample in an FM voice).
     @inline(__always)
     func sin(_ phase: Float) -> Float {
         let x = phase * Float(Self.sineSize)
-        let i = Int(x)
+        let i = tactus_truncate_float(x)
         let f = x - Float(i)
         let a = sine[i & (Self.sineSize - 1)], b = sine[(i & (Self.sineSize - 1)) + 1]
         return a + (b - a) * f
@@ -79,6 +84,14 @@ struct Voice {
     // State-variable filter (Cytomic / Simper trapezoidal form).
     var ic1: Float = 0, ic2: Float = 0
     var fa1: Float = 0, fa2: Float = 0, fa3: Float = 0, fk: Float = 0
+
+    // What the control update computed once and reuses while its input stays the same:
+    // the key's frequency (for `baseHzKey`, the key after transposition), oscillator B's
+    // detune factor, and the equal-power pan gains (for `panOfGains`). NaN never equals a
+    // key or pan, so a fresh voice computes them.
+    var baseHzKey: Float = .nan, baseHz: Float = 0
+    var detuneFactorB: Float = 1
+    var panOfGains: Float = .nan, panGainL: Float = 0, panGainR: Float = 0
 
     // Output gains, gliding per sample towards the targets set on the grid.
     var gainL: Float = 0, gainR: Float = 0

@@ -1,3 +1,5 @@
+import CFloatConversion
+
 /// An oscillator shape, as a type, so the voice loop is compiled once per combination of
 /// shapes instead of choosing the shape on every sample.
 protocol WaveShape {
@@ -188,9 +190,10 @@ extension Voice {
             }
             var s: Float
             if A.isFrequencyModulated {
-                // The index stays below 8, so the offset keeps the phase positive for truncation.
+                // The index stays below 8, so the offset keeps the phase positive (and finite)
+                // for truncation.
                 var p = phaseA + tables.sin(phaseMod) * fmIndex + 8
-                p -= Float(Int(p))
+                p -= Float(tactus_truncate_float(p))
                 s = tables.sin(p)
                 phaseMod = wrap(phaseMod + incMod)
             } else {
