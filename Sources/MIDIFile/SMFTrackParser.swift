@@ -341,6 +341,7 @@ final class TrackEventStorage {
     func detach() -> Int {
         let n = count
         count = 0
+        populatedLimit = 0
         if let owned {
             base = owned.base
             capacity = owned.capacity
@@ -353,6 +354,7 @@ final class TrackEventStorage {
     func reset(expectedCount: Int) {
         base.deinitialize(count: count)
         count = 0
+        populatedLimit = 0
         head.update(repeating: -1, count: 2048)
         tail.update(repeating: -1, count: 2048)
         if expectedCount > capacity {
@@ -369,7 +371,7 @@ final class TrackEventStorage {
 
     @inline(__always)
     func append(_ event: TimedEvent) {
-        if count == capacity { grow() }
+        if count == populatedLimit { extendPopulated() }
         (base + count).initialize(to: event)
         pendingNext[count] = -1
         if case .message(let m) = event.event { velocity[count] = m.data2 }
@@ -392,6 +394,38 @@ final class TrackEventStorage {
         return true
     }
 
+    /// Events below this index lie in pages already made resident (or in storage that grows
+    /// by copying): ``append(_:)`` compares against it, as it would against the capacity.
+    private var populatedLimit = 0
+
+    /// Events a ``extendPopulated()`` call makes resident ahead: 64 KiB, so a track's array
+    /// ends at most that far past its last event in resident memory.
+    private static let populateAheadEvents = 65_536 / MemoryLayout<TimedEvent>.stride
+
+    /// Makes the next stretch of the lent buffer resident with one `madvise` instead of a page
+    /// fault per page: a large track writes thousands of fresh pages, and on a VM each fault's
+    /// entry and exit cost as much as the parsing of the events on its page. Where the kernel
+    /// lacks `MADV_POPULATE_WRITE` (before Linux 5.14) the call fails and the pages fault in
+    /// as before.
+    private func extendPopulated() {
+        guard count < capacity else { return grow() }
+        guard owned != nil else {
+            populatedLimit = capacity
+            return
+        }
+        let next = min(capacity, count + Self.populateAheadEvents)
+        let pageMask = ~(Int(sysconf(Int32(_SC_PAGESIZE))) - 1)
+        let from = Int(bitPattern: base + count) & pageMask
+        let to = Int(bitPattern: base + next) & pageMask
+        if to > from {
+            _ = madvise(UnsafeMutableRawPointer(bitPattern: from), to - from, Self.populateWrite)
+        }
+        populatedLimit = next
+    }
+
+    /// `MADV_POPULATE_WRITE` (Linux 5.14), which Glibc's headers on older systems lack.
+    private static let populateWrite: Int32 = 23
+
     private func grow() {
         precondition(owned == nil, "a chunk held more events than its byte count allows")
         let newCapacity = capacity * 2
@@ -409,6 +443,7 @@ final class TrackEventStorage {
         velocity = newVelocity
         capacity = newCapacity
         sideCapacity = newCapacity
+        populatedLimit = capacity
     }
 
     /// Moves the events out into an exactly sized array; the storage is empty afterwards.
