@@ -23,15 +23,36 @@ var sampleRate = 44_100
 var soundFontPath: String?
 var polyphony: Float?
 var reverb = true, chorus = true
+let usageText = """
+    usage: tactus-render-benchmark [DIRECTORY | FILE.mid...] [--block-size N] [--sample-rate HZ]
+                                   [--soundfont FILE [--polyphony N] [--no-reverb] [--no-chorus]]
+    Renders the files (default: the openmsx set) through the default graph on one thread,
+    without writing them, and prints speed, voices and peak memory.
+
+    """
+
+/// Prints one line to standard error and exits with `code` (64: usage, 65: a file that does
+/// not read as MIDI, 66: a missing input).
+func fail(_ message: String, code: Int32) -> Never {
+    FileHandle.standardError.write(Data("tactus-render-benchmark: \(message)\n".utf8))
+    exit(code)
+}
+
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
+    case "--help", "-h":
+        print(usageText, terminator: "")
+        exit(0)
     case "--block-size": blockSize = Int(arguments.popFirst() ?? "") ?? blockSize
     case "--sample-rate": sampleRate = Int(arguments.popFirst() ?? "") ?? sampleRate
     case "--soundfont": soundFontPath = arguments.popFirst()
     case "--polyphony": polyphony = Float(arguments.popFirst() ?? "")
     case "--no-reverb": reverb = false
     case "--no-chorus": chorus = false
+    case let option where option.hasPrefix("-"):
+        FileHandle.standardError.write(Data(usageText.utf8))
+        fail("unknown option \(option)", code: 64)
     default: paths.append(argument)
     }
 }
@@ -43,8 +64,10 @@ for path in paths {
     if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
         files += ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
             .filter { $0.lowercased().hasSuffix(".mid") }.sorted().map { path + "/" + $0 }
-    } else {
+    } else if FileManager.default.isReadableFile(atPath: path) {
         files.append(path)
+    } else {
+        fail("\(path): no such readable file or directory", code: 66)
     }
 }
 guard !files.isEmpty else {
@@ -73,7 +96,12 @@ var firstBlock: Duration?
 print("file                              audio s   render s   x real time   mean voices   voice-s/s   peak dBFS")
 for file in files {
     let name = (file as NSString).lastPathComponent
-    let smf = try SMFReader.read(contentsOf: file)
+    let smf: StandardMIDIFile
+    do {
+        smf = try SMFReader.read(contentsOf: file)
+    } catch {
+        fail("\(error)", code: 65)
+    }
     let sequence = smf.makeSequence()
     var instrument = DefaultInstrument.builtIn
     if let bank {
