@@ -209,7 +209,7 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     let elapsed = clock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     let statistics = RenderStatistics(frameCount: summary.framesPlayed, peak: backend.peak, sampleRate: settings.sampleRate)
-    let peak = statistics.peak > 0 ? String(format: "%.2f dBFS", statistics.peakDecibels) : "silence"
+    let peak = statistics.peak >= silenceCeiling(of: settings.audioFormat) && statistics.peak > 0 ? String(format: "%.2f dBFS", statistics.peakDecibels) : "silence"
     let speed = seconds > 0 ? String(format: "%.1fx real time", statistics.seconds / seconds) : "instant"
     let encoding: String
     if case .wav(let sample) = settings.audioFormat { encoding = sample.rawValue } else { encoding = settings.audioFormat.description }
@@ -292,4 +292,20 @@ extension TransportPlan {
         // A fresh session starts at tick 0 with instruments in their initial state.
         if fromTick > 0 { session.locate(toTick: fromTick) }
     }
+}
+
+/// The largest peak an output format writes as all zeros: below half an integer encoding's
+/// step, every sample rounds to 0. The built-in synthesizer's reverb keeps a 1e-20 offset
+/// against denormals, so a song that plays nothing would otherwise report "-376 dBFS" for a
+/// file of zeros. Float and lossy encodings keep what they are given, so any non-zero peak
+/// counts there.
+func silenceCeiling(of format: AudioFileFormat) -> Float {
+    let fullScale: Float
+    switch format {
+    case .wav(.s16), .flac(bitsPerSample: 16): fullScale = 32_767
+    case .wav(.s24), .flac(bitsPerSample: 24): fullScale = 8_388_607
+    default: return 0
+    }
+    // Samples are rounded half away from zero after scaling by the full-scale value.
+    return 0.5 / fullScale
 }

@@ -189,4 +189,27 @@ struct AudioOutputCLITests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasSuffix("character special file\nnull\n"), "\(r.stdout)")
     }
+
+    @Test("A song that plays nothing is summarised as silence in 16 and 24 bits, whose samples are all zero")
+    func nothingPlayedIsSilence() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Format 0, 480 ticks a quarter: a program change and the end of the track a quarter later.
+        let track: [UInt8] = [0x00, 0xC0, 0x00, 0x83, 0x60, 0xFF, 0x2F, 0x00]
+        let smf: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0] + Array("MTrk".utf8)
+            + [0, 0, 0, UInt8(track.count)] + track
+        let song = dir.appendingPathComponent("nothing.mid")
+        try Data(smf).write(to: song)
+        for (format, width) in [("s16", 2), ("s24", 3)] {
+            let out = dir.appendingPathComponent("\(format).wav").path
+            let r = try CLI.run(["render", song.path, "-o", out, "--instrument", "builtin", "--format", format])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdout.contains("peak silence,"), "\(r.stdout)")
+            let samples = try Self.samples(Data(contentsOf: URL(fileURLWithPath: out)))
+            #expect(samples.count >= width * 2 * 4_000 && samples.allSatisfy { $0 == 0 }, "\(format)")
+        }
+        // A song that sounds is not called silent.
+        let r = try CLI.run(["render", Self.song, "-o", dir.appendingPathComponent("song.wav").path] + Self.options.filter { $0 != "--quiet" })
+        #expect(r.status == 0 && r.stdout.contains("dBFS") && !r.stdout.contains("silence"), "\(r.stdout)")
+    }
 }
