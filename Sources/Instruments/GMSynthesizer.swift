@@ -84,8 +84,24 @@ public final class GMSynthesizer: ParameterizedNode {
     // The shared reverb: voices add into `send`, the reverb turns it into `wet`.
     private let reverb = ReverbNode(roomSize: 0.55, damping: 0.5, wet: 0.3, dry: 0)
     private let send: UnsafeMutablePointer<Float>
-    /// A voice's mono signal for one control interval, before its settled gains mix it.
-    private let mono: UnsafeMutablePointer<Float>
+    /// Each sounding voice's signal for one control interval, before its gains mix it: the
+    /// voice at `activeList[n]` writes `controlInterval` floats from `signals + n * controlInterval`.
+    private let signals: UnsafeMutablePointer<Float>
+    /// Where the padding lanes of a group of fewer than four voices write.
+    private let paddingSignal: UnsafeMutablePointer<Float>
+    /// Frames each voice (by position in `activeList`) sounded in the interval.
+    private let renderedFrames: UnsafeMutablePointer<Int>
+    // Grouping by signature (a counting sort of `activeList` positions): each position's
+    // signature, the positions in signature order, and per signature a count and a start
+    // (-1 when unused; both are restored after each interval).
+    private let signatureOf: UnsafeMutablePointer<UInt8>
+    private let bySignature: UnsafeMutablePointer<Int>
+    private let signatureCount: UnsafeMutablePointer<Int>
+    private let signatureStart: UnsafeMutablePointer<Int>
+    /// Off, every voice renders alone (tests compare the two ways).
+    var rendersVoicesInLanes = true
+    /// Voice intervals rendered in a group of two to four lanes (tests check the lanes ran).
+    private(set) var voicesRenderedInLanes = 0
     private let wet: StereoBuffer
     private let reverbInput: UnsafeMutablePointer<StereoBuffer>
 
@@ -100,8 +116,20 @@ public final class GMSynthesizer: ParameterizedNode {
         let chunk = Self.controlInterval
         send = .allocate(capacity: chunk)
         send.initialize(repeating: 0, count: chunk)
-        mono = .allocate(capacity: chunk)
-        mono.initialize(repeating: 0, count: chunk)
+        signals = .allocate(capacity: chunk * poolSize)
+        signals.initialize(repeating: 0, count: chunk * poolSize)
+        paddingSignal = .allocate(capacity: chunk)
+        paddingSignal.initialize(repeating: 0, count: chunk)
+        renderedFrames = .allocate(capacity: poolSize)
+        renderedFrames.initialize(repeating: 0, count: poolSize)
+        signatureOf = .allocate(capacity: poolSize)
+        signatureOf.initialize(repeating: 0, count: poolSize)
+        bySignature = .allocate(capacity: poolSize)
+        bySignature.initialize(repeating: 0, count: poolSize)
+        signatureCount = .allocate(capacity: 256)
+        signatureCount.initialize(repeating: 0, count: 256)
+        signatureStart = .allocate(capacity: 256)
+        signatureStart.initialize(repeating: -1, count: 256)
         wet = StereoBuffer(left: .allocate(capacity: chunk), right: .allocate(capacity: chunk))
         wet.left.initialize(repeating: 0, count: chunk)
         wet.right.initialize(repeating: 0, count: chunk)
@@ -120,7 +148,13 @@ public final class GMSynthesizer: ParameterizedNode {
         channels.deallocate()
         activeList.deallocate()
         send.deallocate()
-        mono.deallocate()
+        signals.deallocate()
+        paddingSignal.deallocate()
+        renderedFrames.deallocate()
+        signatureOf.deallocate()
+        bySignature.deallocate()
+        signatureCount.deallocate()
+        signatureStart.deallocate()
         wet.left.deallocate()
         wet.right.deallocate()
         reverbInput.deallocate()
@@ -265,6 +299,7 @@ public final class GMSynthesizer: ParameterizedNode {
         v.serial = serial
         v.startFrame = position
         v.patch = patch
+        v.signature = Voice.signature(of: patch)
         v.attackStep = 1 / max(1, patch.attack * sampleRate)
         v.decayCoefficient = Float(exp(log(1e-4) / Double(max(0.005, patch.decay) * sampleRate)))
         v.releaseCoefficient = Float(exp(log(1e-4) / Double(max(0.008, patch.release) * sampleRate)))
@@ -417,6 +452,64 @@ public final class GMSynthesizer: ParameterizedNode {
                                   renderSteady: { self.renderSteady(startFrame: $0, frameCount: $1, inputs: $2, output: $3) })
     }
 
+    /// Renders every sounding voice's signal for `count` frames into `signals`. Voices of one
+    /// signature run up to four at a time, a SIMD lane each; a voice's signal is the same to
+    /// the bit however it is grouped, and the mixing that follows goes in `activeList` order,
+    /// so the output does not depend on the grouping either.
+    private func renderSignals(count: Int) {
+        let interval = Self.controlInterval
+        for n in 0..<activeCount {
+            let signature = voices[activeList[n]].signature
+            signatureOf[n] = signature
+            signatureCount[Int(signature)] += 1
+        }
+        var next = 0
+        for n in 0..<activeCount {
+            let signature = Int(signatureOf[n])
+            if signatureStart[signature] < 0 {
+                signatureStart[signature] = next
+                next += signatureCount[signature]
+            }
+        }
+        for n in 0..<activeCount {
+            let signature = Int(signatureOf[n])
+            bySignature[signatureStart[signature]] = n
+            signatureStart[signature] += 1
+        }
+        for n in 0..<activeCount {
+            let signature = Int(signatureOf[n])
+            signatureCount[signature] = 0
+            signatureStart[signature] = -1
+        }
+        var first = 0
+        while first < activeCount {
+            let signature = signatureOf[bySignature[first]]
+            var end = first + 1
+            while rendersVoicesInLanes && end < activeCount && end - first < 4 && signatureOf[bySignature[end]] == signature {
+                end += 1
+            }
+            if end - first == 1 {
+                let n = bySignature[first]
+                renderedFrames[n] = voices[activeList[n]].renderSignal(count: count, into: signals + n * interval, tables: tables)
+            } else {
+                var group = VoiceLaneGroup(padding: paddingSignal)
+                group.count = end - first
+                let n0 = bySignature[first], n1 = bySignature[first + 1]
+                let n2 = group.count > 2 ? bySignature[first + 2] : -1, n3 = group.count > 3 ? bySignature[first + 3] : -1
+                group.slots = (activeList[n0], activeList[n1], n2 >= 0 ? activeList[n2] : 0, n3 >= 0 ? activeList[n3] : 0)
+                group.signals = (signals + n0 * interval, signals + n1 * interval,
+                                 n2 >= 0 ? signals + n2 * interval : paddingSignal, n3 >= 0 ? signals + n3 * interval : paddingSignal)
+                let rendered = voices.renderLanes(group, count: count, tables: tables)
+                voicesRenderedInLanes += group.count
+                renderedFrames[n0] = Int(rendered[0])
+                renderedFrames[n1] = Int(rendered[1])
+                if n2 >= 0 { renderedFrames[n2] = Int(rendered[2]) }
+                if n3 >= 0 { renderedFrames[n3] = Int(rendered[3]) }
+            }
+            first = end
+        }
+    }
+
     private func renderSteady(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
         output.clear(frameCount: frameCount)
         var done = 0
@@ -433,10 +526,12 @@ public final class GMSynthesizer: ParameterizedNode {
             let count = min(frameCount - done, Self.controlInterval - intoGrid)
             let left = output.left + done, right = output.right + done
             send.update(repeating: 0, count: count)
+            renderSignals(count: count)
             var kept = 0
             for n in 0..<activeCount {
                 let i = activeList[n]
-                voices[i].render(count: count, left: left, right: right, send: send, mono: mono, tables: tables, gainGlide: gainGlide)
+                voices[i].mix(signals + n * Self.controlInterval, count: renderedFrames[n], left: left, right: right, send: send,
+                              gainGlide: gainGlide)
                 if voices[i].isActive {
                     activeList[kept] = i
                     kept += 1

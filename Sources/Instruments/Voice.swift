@@ -104,70 +104,54 @@ struct Voice {
     var isCounted: Bool { stage != .off && stage != .fastFade }
     var isReleased: Bool { stage == .release || stage == .fastFade }
 
-    /// Renders `count` frames, adding into `left`/`right`.
+    /// Which loop renders the voice: its oscillator shapes, filter output and whether it uses
+    /// noise. Voices with the same signature run the same operations, so up to four of them
+    /// render together (``VoiceLaneGroup``). Set with the patch when the note starts.
+    var signature: UInt8 = 0
+
+    /// The signature of a voice playing `patch`.
+    static func signature(of patch: SynthPatch) -> UInt8 {
+        let b: UInt8 = patch.levelB > 0 ? (patch.waveB == .fm ? Waveform.sine.rawValue : patch.waveB.rawValue) : 6
+        let useNoise = patch.noiseLevel > 0 || patch.waveA == .noise || patch.waveB == .noise
+        return (patch.waveA.rawValue * 7 + b) * 6 + patch.filterMode.rawValue * 2 + (useNoise ? 1 : 0)
+    }
+
+    /// Writes `count` frames of the voice's signal (before its gains) into `mono` and returns
+    /// how many frames it sounded.
     ///
     /// The oscillators and the filter output are chosen once per call, not per sample: the
-    /// loop is specialised for each combination (``renderSpecialised(count:left:right:send:tables:gainGlide:_:_:_:)``),
-    /// with the same arithmetic in the same order, so the output is identical.
-    @inline(__always)
-    mutating func render(count: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
-                         send: UnsafeMutablePointer<Float>, mono: UnsafeMutablePointer<Float>, tables: VoiceTables, gainGlide: Float) {
-        let buffers = VoiceBuffers(left: left, right: right, send: send, mono: mono)
-        if gainsAreSteady(glide: gainGlide) {
-            renderChoosingA(SteadyMix.self, count, buffers, tables, gainGlide)
-        } else {
-            renderChoosingA(GlidingMix.self, count, buffers, tables, gainGlide)
-        }
-    }
-
-    private mutating func renderChoosingA<M: VoiceMixing>(_ m: M.Type, _ count: Int, _ buffers: VoiceBuffers, _ tables: VoiceTables,
-                                                         _ gainGlide: Float) {
+    /// loop is specialised for each combination (``renderSignal(count:into:tables:_:_:_:)``).
+    mutating func renderSignal(count: Int, into mono: UnsafeMutablePointer<Float>, tables: VoiceTables) -> Int {
         switch patch.waveA {
-        case .sine: renderChoosingB(SineShape.self, m, count, buffers, tables, gainGlide)
-        case .saw: renderChoosingB(SawShape.self, m, count, buffers, tables, gainGlide)
-        case .square: renderChoosingB(SquareShape.self, m, count, buffers, tables, gainGlide)
-        case .triangle: renderChoosingB(TriangleShape.self, m, count, buffers, tables, gainGlide)
-        case .noise: renderChoosingB(NoiseShape.self, m, count, buffers, tables, gainGlide)
-        case .fm: renderChoosingB(FMShape.self, m, count, buffers, tables, gainGlide)
+        case .sine: renderChoosingB(SineShape.self, count, mono, tables)
+        case .saw: renderChoosingB(SawShape.self, count, mono, tables)
+        case .square: renderChoosingB(SquareShape.self, count, mono, tables)
+        case .triangle: renderChoosingB(TriangleShape.self, count, mono, tables)
+        case .noise: renderChoosingB(NoiseShape.self, count, mono, tables)
+        case .fm: renderChoosingB(FMShape.self, count, mono, tables)
         }
     }
 
-    private mutating func renderChoosingB<A: WaveShape, M: VoiceMixing>(_ a: A.Type, _ m: M.Type, _ count: Int, _ buffers: VoiceBuffers,
-                                                                        _ tables: VoiceTables, _ gainGlide: Float) {
-        guard patch.levelB > 0 else {
-            return renderChoosingFilter(a, NoShape.self, m, count, buffers, tables, gainGlide)
-        }
+    private mutating func renderChoosingB<A: WaveShape>(_ a: A.Type, _ count: Int, _ mono: UnsafeMutablePointer<Float>,
+                                                        _ tables: VoiceTables) -> Int {
+        guard patch.levelB > 0 else { return renderChoosingFilter(a, NoShape.self, count, mono, tables) }
         switch patch.waveB {
-        case .saw: renderChoosingFilter(a, SawShape.self, m, count, buffers, tables, gainGlide)
-        case .square: renderChoosingFilter(a, SquareShape.self, m, count, buffers, tables, gainGlide)
-        case .triangle: renderChoosingFilter(a, TriangleShape.self, m, count, buffers, tables, gainGlide)
-        case .noise: renderChoosingFilter(a, NoiseShape.self, m, count, buffers, tables, gainGlide)
-        case .sine, .fm: renderChoosingFilter(a, SineShape.self, m, count, buffers, tables, gainGlide)
+        case .saw: return renderChoosingFilter(a, SawShape.self, count, mono, tables)
+        case .square: return renderChoosingFilter(a, SquareShape.self, count, mono, tables)
+        case .triangle: return renderChoosingFilter(a, TriangleShape.self, count, mono, tables)
+        case .noise: return renderChoosingFilter(a, NoiseShape.self, count, mono, tables)
+        case .sine, .fm: return renderChoosingFilter(a, SineShape.self, count, mono, tables)
         }
     }
 
-    private mutating func renderChoosingFilter<A: WaveShape, B: WaveShape, M: VoiceMixing>(
-        _ a: A.Type, _ b: B.Type, _ m: M.Type, _ count: Int, _ o: VoiceBuffers, _ tables: VoiceTables, _ gainGlide: Float
-    ) {
+    private mutating func renderChoosingFilter<A: WaveShape, B: WaveShape>(
+        _ a: A.Type, _ b: B.Type, _ count: Int, _ mono: UnsafeMutablePointer<Float>, _ tables: VoiceTables
+    ) -> Int {
         switch patch.filterMode {
-        case .lowPass:
-            renderSpecialised(count: count, left: o.left, right: o.right, send: o.send, mono: o.mono, tables: tables,
-                              gainGlide: gainGlide, a, b, LowPassOutput.self, m)
-        case .bandPass:
-            renderSpecialised(count: count, left: o.left, right: o.right, send: o.send, mono: o.mono, tables: tables,
-                              gainGlide: gainGlide, a, b, BandPassOutput.self, m)
-        case .highPass:
-            renderSpecialised(count: count, left: o.left, right: o.right, send: o.send, mono: o.mono, tables: tables,
-                              gainGlide: gainGlide, a, b, HighPassOutput.self, m)
+        case .lowPass: renderSignal(count: count, into: mono, tables: tables, a, b, LowPassOutput.self)
+        case .bandPass: renderSignal(count: count, into: mono, tables: tables, a, b, BandPassOutput.self)
+        case .highPass: renderSignal(count: count, into: mono, tables: tables, a, b, HighPassOutput.self)
         }
     }
 }
 
-/// Where a voice renders: the stereo outputs and the reverb send it adds into, and a scratch
-/// buffer of a control interval for the steady mix.
-struct VoiceBuffers {
-    let left: UnsafeMutablePointer<Float>
-    let right: UnsafeMutablePointer<Float>
-    let send: UnsafeMutablePointer<Float>
-    let mono: UnsafeMutablePointer<Float>
-}

@@ -9,6 +9,8 @@ protocol WaveShape {
     static var isSilent: Bool { get }
     /// The shape's value at `phase` (in [0, 1)) for a phase increment of `increment`.
     static func value(_ phase: Float, _ increment: Float, _ noise: Float, _ tables: VoiceTables) -> Float
+    /// ``value(_:_:_:_:)`` for four voices, one a lane, with the same arithmetic per lane.
+    static func lanes(_ phase: Lanes, _ increment: Lanes, _ noise: Lanes, _ tables: VoiceTables) -> Lanes
 }
 
 extension WaveShape {
@@ -63,6 +65,8 @@ enum NoShape: WaveShape {
 /// Which output of the state-variable filter a voice takes, as a type.
 protocol FilterOutput {
     static func output(input: Float, band: Float, low: Float, k: Float) -> Float
+    /// ``output(input:band:low:k:)`` for four voices, one a lane.
+    static func lanes(input: Lanes, band: Lanes, low: Lanes, k: Lanes) -> Lanes
 }
 
 enum LowPassOutput: FilterOutput {
@@ -77,23 +81,6 @@ enum HighPassOutput: FilterOutput {
     @inline(__always) static func output(input: Float, band: Float, low: Float, k: Float) -> Float { input - k * band - low }
 }
 
-/// How a voice's samples reach the outputs, as a type: with its gains gliding per sample, or,
-/// once the glides have settled, through a mono buffer mixed afterwards in vectors.
-protocol VoiceMixing {
-    static var isSteady: Bool { get }
-}
-
-/// The gains still move: each sample glides them and adds into the three outputs.
-enum GlidingMix: VoiceMixing {
-    static var isSteady: Bool { false }
-}
-
-/// The gains no longer move (each glide step leaves them as they are): the loop writes the
-/// voice's mono signal and ``Voice/mixSteady(_:count:left:right:send:)`` scales and adds it.
-enum SteadyMix: VoiceMixing {
-    static var isSteady: Bool { true }
-}
-
 extension Voice {
     /// True when a glide step leaves every gain unchanged, so it would for the whole chunk:
     /// `gain + (target - gain) * glide` rounds back to `gain` (it may stay an ulp or two
@@ -105,8 +92,31 @@ extension Voice {
             && sendGain + (targetSend - sendGain) * glide == sendGain
     }
 
-    /// Adds `count` frames of a voice's mono signal to the outputs at the settled gains, eight
-    /// frames at a time; each frame's sum is the one the gliding loop computes.
+    /// Adds `count` frames of the voice's signal to the outputs at its gains: gliding per
+    /// sample while they move, or at the settled gains eight frames at a time. Each frame's sum
+    /// is the one the gliding loop computes.
+    @inline(__always)
+    mutating func mix(_ mono: UnsafeMutablePointer<Float>, count: Int, left: UnsafeMutablePointer<Float>,
+                      right: UnsafeMutablePointer<Float>, send: UnsafeMutablePointer<Float>, gainGlide: Float) {
+        if gainsAreSteady(glide: gainGlide) {
+            mixSteady(mono, count: count, left: left, right: right, send: send)
+            return
+        }
+        var gainL = self.gainL, gainR = self.gainR, sendGain = self.sendGain
+        let targetL = self.targetL, targetR = self.targetR, targetSend = self.targetSend
+        for i in 0..<count {
+            gainL += (targetL - gainL) * gainGlide
+            gainR += (targetR - gainR) * gainGlide
+            sendGain += (targetSend - sendGain) * gainGlide
+            left[i] += mono[i] * gainL
+            right[i] += mono[i] * gainR
+            send[i] += mono[i] * sendGain
+        }
+        self.gainL = gainL
+        self.gainR = gainR
+        self.sendGain = sendGain
+    }
+
     @inline(__always)
     func mixSteady(_ mono: UnsafeMutablePointer<Float>, count: Int, left: UnsafeMutablePointer<Float>,
                    right: UnsafeMutablePointer<Float>, send: UnsafeMutablePointer<Float>) {
@@ -130,17 +140,17 @@ extension Voice {
         }
     }
 
-    /// The voice's sample loop for one combination of shapes and filter output.
+    /// The voice's sample loop for one combination of shapes and filter output: writes its
+    /// signal before the gains into `mono` and returns how many frames it sounded (fewer than
+    /// `count` when its envelope ends).
     ///
     /// The state is copied into locals for the loop and stored back at the end: through the
     /// pointer the compiler would otherwise reload and store every field on every sample,
-    /// since the output pointers might alias the voice.
+    /// since the output pointer might alias the voice.
     @inline(__always)
-    mutating func renderSpecialised<A: WaveShape, B: WaveShape, F: FilterOutput, M: VoiceMixing>(
-        count: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
-        send: UnsafeMutablePointer<Float>, mono: UnsafeMutablePointer<Float>, tables: VoiceTables, gainGlide: Float,
-        _ a: A.Type, _ b: B.Type, _ f: F.Type, _ m: M.Type
-    ) {
+    mutating func renderSignal<A: WaveShape, B: WaveShape, F: FilterOutput>(
+        count: Int, into mono: UnsafeMutablePointer<Float>, tables: VoiceTables, _ a: A.Type, _ b: B.Type, _ f: F.Type
+    ) -> Int {
         let levelB = patch.levelB, noiseLevel = patch.noiseLevel
         let sustainLevel = patch.sustain
         let useNoise = noiseLevel > 0 || patch.waveA == .noise || patch.waveB == .noise
@@ -153,10 +163,6 @@ extension Voice {
         var noiseState = self.noiseState
         var ic1 = self.ic1, ic2 = self.ic2
         let fa1 = self.fa1, fa2 = self.fa2, fa3 = self.fa3, fk = self.fk
-        var gainL = self.gainL, gainR = self.gainR
-        let targetL = self.targetL, targetR = self.targetR
-        var sendGain = self.sendGain
-        let targetSend = self.targetSend
         var rendered = count
         for i in 0..<count {
             switch stage {
@@ -211,18 +217,7 @@ extension Voice {
             let v2 = ic2 + fa2 * ic1 + fa3 * v3
             ic1 = 2 * v1 - ic1
             ic2 = 2 * v2 - ic2
-            let y = F.output(input: s, band: v1, low: v2, k: fk)
-            let out = y * level
-            if M.isSteady {
-                mono[i] = out
-            } else {
-                gainL += (targetL - gainL) * gainGlide
-                gainR += (targetR - gainR) * gainGlide
-                sendGain += (targetSend - sendGain) * gainGlide
-                left[i] += out * gainL
-                right[i] += out * gainR
-                send[i] += out * sendGain
-            }
+            mono[i] = F.output(input: s, band: v1, low: v2, k: fk) * level
         }
         self.stage = stage
         self.level = level
@@ -232,9 +227,6 @@ extension Voice {
         self.noiseState = noiseState
         self.ic1 = ic1
         self.ic2 = ic2
-        self.gainL = gainL
-        self.gainR = gainR
-        self.sendGain = sendGain
-        if M.isSteady { mixSteady(mono, count: rendered, left: left, right: right, send: send) }
+        return rendered
     }
 }

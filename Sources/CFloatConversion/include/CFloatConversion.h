@@ -8,4 +8,21 @@
 // value is finite and within the range of long; the result is then Int(x) exactly.
 static inline long tactus_truncate_float(float x) { return (long)x; }
 
+// Four lanes at once, for the built-in synthesizer's voices run four to a SIMD vector. Swift
+// imports these vector types as SIMD4<Float> and SIMD4<Int32>; its own conversions between
+// the two are generic and not specialised (a call per lane). Each lane converts exactly as the
+// scalar forms above do: truncation toward zero, and int to float rounded to nearest, as
+// Float(Int32) does.
+typedef float tactus_float4 __attribute__((ext_vector_type(4)));
+typedef int tactus_int4 __attribute__((ext_vector_type(4)));
+static inline tactus_int4 tactus_truncate_float4(tactus_float4 x) { return __builtin_convertvector(x, tactus_int4); }
+static inline tactus_float4 tactus_int4_to_float4(tactus_int4 x) { return __builtin_convertvector(x, tactus_float4); }
+
+// Whether any lane has level >= upper or level < lower: one test a sample for the rare event
+// of an envelope changing stage. (Swift's any() on a SIMD mask reduces it lane by lane.)
+static inline int tactus_any_outside4(tactus_float4 level, tactus_float4 upper, tactus_float4 lower) {
+    tactus_int4 crossed = (level >= upper) | (level < lower);
+    return (crossed[0] | crossed[1] | crossed[2] | crossed[3]) != 0;
+}
+
 #endif
