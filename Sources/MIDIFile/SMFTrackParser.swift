@@ -3,9 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#endif
 import MIDI
 import Sequencing
 
@@ -88,10 +85,6 @@ struct TrackParser {
     /// Parses the chunk's events into `events`; returns the end-of-track tick, if any, and
     /// where chunk scanning resumes when the chunk length was wrong.
     mutating func parseEvents() throws(SMFError) -> (endOfTrack: Int64?, resyncAt: Int?) {
-        // FIFO note pairing per (channel, key): linked lists through `events.pendingNext`.
-        let head = events.head
-        let tail = events.tail
-
         var p = start
         var tick: Int64 = 0
         var runningStatus: UInt8 = 0
@@ -101,6 +94,13 @@ struct TrackParser {
         var systemWarned = false
 
         parsing: while p < end {
+            // Most events are channel messages: runs of them are read by a loop of their own.
+            if end &- p >= ChannelMessageRun.margin {
+                var run = ChannelMessageRun(position: p, tick: tick, order: order, runningStatus: runningStatus)
+                readChannelMessages(&run)
+                (p, tick, order, runningStatus) = (run.position, run.tick, run.order, run.runningStatus)
+                guard p < end else { break }
+            }
             let eventStart = p
             // Delta time: at most 4 bytes.
             var delta = 0
@@ -214,32 +214,9 @@ struct TrackParser {
                 }
                 p &+= dataCount
                 if status < 0xF0 { runningStatus = status }
-                let message = MIDIMessage(status: status, data1: d1, data2: d2)
-                let kind = status & 0xF0
-                if kind == 0x90 && d2 > 0 {
-                    let k = Int(status & 0x0F) << 7 | Int(d1)
-                    let index = Int32(truncatingIfNeeded: events.count)
-                    events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
-                    if tail[k] >= 0 { events.pendingNext[Int(tail[k])] = index } else { head[k] = index }
-                    tail[k] = index
-                } else if kind == 0x80 || kind == 0x90 {
-                    let k = Int(status & 0x0F) << 7 | Int(d1)
-                    let opened = head[k]
-                    if opened >= 0 {
-                        head[k] = events.pendingNext[Int(opened)]
-                        if head[k] < 0 { tail[k] = -1 }
-                        // A release further away than a note's duration can hold leaves both
-                        // halves as messages, which play and write back the same.
-                        if !events.closeNote(at: Int(opened), tick: tick, releaseVelocity: kind == 0x80 ? d2 : 0,
-                                             releasedByZeroVelocityNoteOn: kind == 0x90, releaseOrder: order) {
-                            events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
-                        }
-                    } else {
-                        events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
-                    }
-                } else {
-                    events.append(TimedEvent(tick: tick, order: order, event: .message(message)))
-                }
+                var cursor = events.cursor
+                Self.store(MIDIMessage(status: status, data1: d1, data2: d2), tick: tick, order: order, into: &cursor)
+                events.commit(cursor)
             }
             order &+= 1
         }
@@ -249,6 +226,90 @@ struct TrackParser {
         // Every event kept, and every release, has an order below this.
         nextOrder = order
         return (endOfTrack, resyncAt)
+    }
+
+    /// Reads channel messages from `run.position` until an event that is not one (meta,
+    /// sysex, a bad byte) or the chunk's last ``ChannelMessageRun/margin`` bytes, which the
+    /// general loop reads and reports. No read needs an end check of its own: a delta time, a
+    /// status and two data bytes fit in the margin. Kept apart from the general loop so its
+    /// state stays in registers.
+    func readChannelMessages(_ run: inout ChannelMessageRun) {
+        let bytes = self.bytes.baseAddress!
+        let last = end &- ChannelMessageRun.margin
+        var p = run.position
+        var tick = run.tick
+        var order = run.order
+        var runningStatus = run.runningStatus
+        var cursor = events.cursor
+        defer {
+            events.commit(cursor)
+            run = ChannelMessageRun(position: p, tick: tick, order: order, runningStatus: runningStatus)
+        }
+        while p <= last {
+            var q = p
+            var b = bytes[q]
+            var delta = Int(b & 0x7F)
+            q &+= 1
+            if b >= 0x80 {
+                b = bytes[q]
+                delta = delta << 7 | Int(b & 0x7F)
+                q &+= 1
+                if b >= 0x80 {
+                    b = bytes[q]
+                    delta = delta << 7 | Int(b & 0x7F)
+                    q &+= 1
+                    if b >= 0x80 {
+                        b = bytes[q]
+                        delta = delta << 7 | Int(b & 0x7F)
+                        q &+= 1
+                        // Still a continuation bit: a delta of 5 bytes, an error.
+                        if b >= 0x80 { return }
+                    }
+                }
+            }
+            var status = bytes[q]
+            if status >= 0x80 { q &+= 1 } else { status = runningStatus }
+            // A running status is always a channel status, or 0 before the first one.
+            guard status >= 0x80 && status < 0xF0 else { return }
+            let twoDataBytes = status & 0xE0 != 0xC0
+            let d1 = bytes[q]
+            let d2 = twoDataBytes ? bytes[q &+ 1] : 0
+            guard (d1 | d2) < 0x80 else { return }
+            p = q &+ (twoDataBytes ? 2 : 1)
+            tick &+= Int64(delta)
+            runningStatus = status
+            Self.store(MIDIMessage(status: status, data1: d1, data2: d2), tick: tick, order: order, into: &cursor)
+            order &+= 1
+        }
+    }
+
+    /// Adds a channel message to the track; a note-on waits for its release, which turns it
+    /// into a note. Note pairing is first in, first out per channel and key: linked lists
+    /// through the storage's `pendingNext`.
+    @inline(__always)
+    static func store(_ message: MIDIMessage, tick: Int64, order: UInt32, into cursor: inout EventCursor) {
+        let kind = message.status & 0xF0
+        guard kind == 0x80 || kind == 0x90 else { return cursor.appendMessage(message, tick: tick, order: order) }
+        let k = Int(message.status & 0x0F) << 7 | Int(message.data1)
+        let ends = cursor.pendingEnds + 2 &* k
+        if kind == 0x90 && message.data2 > 0 {
+            let index = Int32(truncatingIfNeeded: cursor.count)
+            cursor.appendNoteOn(message, tick: tick, order: order)
+            if ends[1] >= 0 { cursor.pendingNext[Int(ends[1])] = index } else { ends[0] = index }
+            ends[1] = index
+            return
+        }
+        let opened = ends[0]
+        guard opened >= 0 else { return cursor.appendMessage(message, tick: tick, order: order) }
+        ends[0] = cursor.pendingNext[Int(opened)]
+        if ends[0] < 0 { ends[1] = -1 }
+        // A release further away than a note's duration can hold leaves both halves as
+        // messages, which play and write back the same.
+        if !cursor.closeNote(at: Int(opened), channel: message.status & 0x0F, key: message.data1, tick: tick,
+                             releaseVelocity: kind == 0x80 ? message.data2 : 0,
+                             releasedByZeroVelocityNoteOn: kind == 0x90, releaseOrder: order) {
+            cursor.appendMessage(message, tick: tick, order: order)
+        }
     }
 
     /// Reads a variable-length length field; nil (with a warning) when the chunk ends inside it.
@@ -280,179 +341,13 @@ struct TrackParser {
     }
 }
 
-/// A track's events while its chunk is parsed, in manually managed memory: pending note-ons
-/// become notes in place without copying the enum around, and at the end the events are moved
-/// (a plain memory copy, no per-event retain or release) into an array of exactly their count.
-/// One storage serves all the tracks of a file.
-final class TrackEventStorage {
-    private var base: UnsafeMutablePointer<TimedEvent>
-    private(set) var count = 0
-    private var capacity: Int
-    /// Per event: the next pending note-on of the same channel and key (first in, first
-    /// out), or -1; only meaningful for pending note-ons.
-    private(set) var pendingNext: UnsafeMutablePointer<Int32>
-    /// Per event: the attack velocity of a pending note-on.
-    private var velocity: UnsafeMutablePointer<UInt8>
-    /// Per channel and key (`channel << 7 | key`): the first and last pending note-on, or -1.
-    let head: UnsafeMutablePointer<Int32> = .allocate(capacity: 2048)
-    let tail: UnsafeMutablePointer<Int32> = .allocate(capacity: 2048)
-
-    /// Room in `pendingNext` and `velocity` (at least `capacity`).
-    private var sideCapacity: Int
-
-    init() {
-        capacity = 16
-        sideCapacity = 16
-        base = .allocate(capacity: capacity)
-        pendingNext = .allocate(capacity: capacity)
-        velocity = .allocate(capacity: capacity)
-    }
-
-    deinit {
-        base.deinitialize(count: count)
-        base.deallocate()
-        pendingNext.deallocate()
-        velocity.deallocate()
-        head.deallocate()
-        tail.deallocate()
-    }
-
-    /// The storage's own event buffer while ``attach(_:capacity:)`` lends it another.
-    private var owned: (base: UnsafeMutablePointer<TimedEvent>, capacity: Int)?
-
-    /// Builds the next track's events in `buffer` (uninitialized room for `capacity` events,
-    /// which the caller guarantees is enough) until ``detach()``.
-    func attach(_ buffer: UnsafeMutablePointer<TimedEvent>, capacity: Int) {
-        reset(expectedCount: 0)
-        if capacity > sideCapacity {
-            pendingNext.deallocate()
-            velocity.deallocate()
-            pendingNext = .allocate(capacity: capacity)
-            velocity = .allocate(capacity: capacity)
-            sideCapacity = capacity
-        }
-        owned = (base, self.capacity)
-        base = buffer
-        self.capacity = capacity
-    }
-
-    /// Ends ``attach(_:capacity:)``: returns the number of events initialized in the lent
-    /// buffer, which now owns them.
-    func detach() -> Int {
-        let n = count
-        count = 0
-        populatedLimit = 0
-        if let owned {
-            base = owned.base
-            capacity = owned.capacity
-        }
-        owned = nil
-        return n
-    }
-
-    /// Empties the storage for the next track, with room for `expectedCount` events.
-    func reset(expectedCount: Int) {
-        base.deinitialize(count: count)
-        count = 0
-        populatedLimit = 0
-        head.update(repeating: -1, count: 2048)
-        tail.update(repeating: -1, count: 2048)
-        if expectedCount > capacity {
-            base.deallocate()
-            pendingNext.deallocate()
-            velocity.deallocate()
-            capacity = expectedCount
-            sideCapacity = expectedCount
-            base = .allocate(capacity: capacity)
-            pendingNext = .allocate(capacity: capacity)
-            velocity = .allocate(capacity: capacity)
-        }
-    }
-
-    @inline(__always)
-    func append(_ event: TimedEvent) {
-        if count == populatedLimit { extendPopulated() }
-        (base + count).initialize(to: event)
-        pendingNext[count] = -1
-        if case .message(let m) = event.event { velocity[count] = m.data2 }
-        count &+= 1
-    }
-
-    /// Turns the pending note-on at `index` into a note that ends at `tick`; false (and the
-    /// note-on left as it is) when the duration exceeds ``NoteEvent/maximumDuration``.
-    @inline(__always)
-    func closeNote(at index: Int, tick: Int64, releaseVelocity: UInt8, releasedByZeroVelocityNoteOn: Bool, releaseOrder: UInt32) -> Bool {
-        let on = base + index
-        let duration = tick &- on.pointee.tick
-        // The slot holds the note-on as a `.message` (no references): it is overwritten
-        // without deinitializing.
-        guard duration <= NoteEvent.maximumDuration, case .message(let m) = on.pointee.event else { return false }
-        let note = NoteEvent(channel: m.status & 0x0F, key: m.data1, velocity: velocity[index],
-                             duration: duration, releaseVelocity: releaseVelocity,
-                             releasedByZeroVelocityNoteOn: releasedByZeroVelocityNoteOn, releaseOrder: releaseOrder)
-        on.initialize(to: TimedEvent(tick: on.pointee.tick, order: on.pointee.order, event: .note(note)))
-        return true
-    }
-
-    /// Events below this index lie in pages already made resident (or in storage that grows
-    /// by copying): ``append(_:)`` compares against it, as it would against the capacity.
-    private var populatedLimit = 0
-
-    /// Events a ``extendPopulated()`` call makes resident ahead: 64 KiB, so a track's array
-    /// ends at most that far past its last event in resident memory.
-    private static let populateAheadEvents = 65_536 / MemoryLayout<TimedEvent>.stride
-
-    /// Makes the next stretch of the lent buffer resident with one `madvise` instead of a page
-    /// fault per page: a large track writes thousands of fresh pages, and on a VM each fault's
-    /// entry and exit cost as much as the parsing of the events on its page. Where the kernel
-    /// lacks `MADV_POPULATE_WRITE` (before Linux 5.14) the call fails and the pages fault in
-    /// as before.
-    private func extendPopulated() {
-        guard count < capacity else { return grow() }
-        guard owned != nil else {
-            populatedLimit = capacity
-            return
-        }
-        let next = min(capacity, count + Self.populateAheadEvents)
-        let pageMask = ~(Int(sysconf(Int32(_SC_PAGESIZE))) - 1)
-        let from = Int(bitPattern: base + count) & pageMask
-        let to = Int(bitPattern: base + next) & pageMask
-        if to > from {
-            _ = madvise(UnsafeMutableRawPointer(bitPattern: from), to - from, Self.populateWrite)
-        }
-        populatedLimit = next
-    }
-
-    /// `MADV_POPULATE_WRITE` (Linux 5.14), which Glibc's headers on older systems lack.
-    private static let populateWrite: Int32 = 23
-
-    private func grow() {
-        precondition(owned == nil, "a chunk held more events than its byte count allows")
-        let newCapacity = capacity * 2
-        let newBase = UnsafeMutablePointer<TimedEvent>.allocate(capacity: newCapacity)
-        newBase.moveInitialize(from: base, count: count)
-        base.deallocate()
-        base = newBase
-        let newNext = UnsafeMutablePointer<Int32>.allocate(capacity: newCapacity)
-        newNext.update(from: pendingNext, count: count)
-        pendingNext.deallocate()
-        pendingNext = newNext
-        let newVelocity = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        newVelocity.update(from: velocity, count: count)
-        velocity.deallocate()
-        velocity = newVelocity
-        capacity = newCapacity
-        sideCapacity = newCapacity
-        populatedLimit = capacity
-    }
-
-    /// Moves the events out into an exactly sized array; the storage is empty afterwards.
-    func takeArray() -> [TimedEvent] {
-        let n = count
-        count = 0
-        return [TimedEvent](unsafeUninitializedCapacity: n) { buffer, initialized in
-            if n > 0 { buffer.baseAddress!.moveInitialize(from: base, count: n) }
-            initialized = n
-        }
-    }
+/// Where ``TrackParser/readChannelMessages(_:)`` starts and where it stopped.
+struct ChannelMessageRun {
+    /// Bytes the run leaves to the general loop at a chunk's end: a 4-byte delta time, a
+    /// status and two data bytes, plus one.
+    static let margin = 8
+    var position: Int
+    var tick: Int64
+    var order: UInt32
+    var runningStatus: UInt8
 }
