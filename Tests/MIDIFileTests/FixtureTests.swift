@@ -68,6 +68,55 @@ struct FixtureTests {
         #expect(refusal(dataOver127)?.reason == .dataByteOutOfRange(status: 0x80, byte: 0xC0))
     }
 
+    /// Channel messages in a run are read by their own loop until 8 bytes before the chunk's
+    /// end, the rest by the general one: a damaged event must be refused with the same reason
+    /// and byte offset wherever it falls, and good events read the same on both sides.
+    @Test("Refusals and readings do not depend on where in the chunk an event falls")
+    func positionInChunk() throws {
+        // Good messages of every shape: 1 to 4-byte deltas, running status, a one-data-byte
+        // program change, note-on velocity 0 as a release, overlapping notes of one key.
+        let good: [[UInt8]] = [
+            [0x00, 0x90, 60, 100], [0x81, 0x00, 62, 90], [0x00, 0xC0, 5], [0x83, 0x80, 0x00, 0x80, 60, 64],
+            [0x10, 0x90, 62, 0], [0x00, 0x90, 64, 70], [0x00, 0x90, 64, 71], [0xC0, 0x80, 0x80, 0x00, 0x80, 64, 0],
+            [0x05, 0xB3, 7, 100], [0x00, 0x80, 64, 1], [0x01, 0xE0, 0, 64],
+        ]
+        let damaged: [(bytes: [UInt8], badByteAt: Int, reason: SMFErrorReason)] = [
+            ([0x81, 0x80, 0x80, 0x80, 0x00, 0x90, 60, 100], 0, .variableLengthQuantityTooLong),
+            ([0x00, 0x90, 0x80, 100], 2, .dataByteOutOfRange(status: 0x90, byte: 0x80)),
+            ([0x00, 0x90, 60, 0xC0], 3, .dataByteOutOfRange(status: 0x90, byte: 0xC0)),
+            ([0x00, 0xC0, 0x90, 60, 0x00], 2, .dataByteOutOfRange(status: 0xC0, byte: 0x90)),
+            ([0x00, 0xF4], 1, .undefinedStatus(0xF4)),
+        ]
+        let firstTrackByte = 22  // 14-byte header, 8-byte chunk header
+        for prefixCount in 0...good.count {
+            let prefix = good.prefix(prefixCount).flatMap { $0 }
+            for suffixCount in 0...3 {
+                let suffix = good.suffix(suffixCount).flatMap { $0 }
+                // Good events only. Without an end of track, the last events fall in the
+                // chunk's last 8 bytes (the general loop); with one, the run loop reads them.
+                if suffixCount == 0 {
+                    let cut = try read(SMFBytes.header() + SMFBytes.track(prefix))
+                    let ended = try read(SMFBytes.header() + SMFBytes.track(prefix + SMFBytes.eot))
+                    let ne = ended.tracks[0].events.filter { if case .meta = $0.event { false } else { true } }
+                    #expect(cut.tracks[0].events == ne, "prefix \(prefixCount)")
+                    #expect(ne.count >= (prefixCount + 1) / 2)
+                }
+                for bad in damaged {
+                    let bytes = SMFBytes.header() + SMFBytes.track(prefix + bad.bytes + suffix + SMFBytes.eot)
+                    let error = refusal(bytes)
+                    #expect(error?.reason == bad.reason, "prefix \(prefixCount) suffix \(suffixCount) \(bad.bytes)")
+                    if case .variableLengthQuantityTooLong = bad.reason {
+                        // Reported at the delta's first byte.
+                        #expect(error?.location.offset == firstTrackByte + prefix.count, "prefix \(prefixCount) suffix \(suffixCount)")
+                    } else {
+                        #expect(error?.location.offset == firstTrackByte + prefix.count + bad.badByteAt,
+                                "prefix \(prefixCount) suffix \(suffixCount) \(bad.bytes)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("Tolerated with warnings: missing end of track, chunk length past EOF, truncated track")
     func toleratedTrackDamage() throws {
         let missingEOT = try read(SMFBytes.header() + SMFBytes.track(Array(SMFBytes.fourNotes.dropLast(4))))
