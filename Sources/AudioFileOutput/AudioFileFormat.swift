@@ -81,7 +81,7 @@ public enum AudioFileFormat: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Opens a writer of this format at `path` (`-` for standard output; see ``OutputFile``).
+    /// Opens a writer of this format at `path` (`-` for standard output; see `OutputFile`).
     public func makeWriter(path: String, sampleRate: Int, channelCount: Int) throws -> any AudioSink {
         switch self {
         case .wav(let sample):

@@ -37,7 +37,7 @@ public enum SndFileLibrary {
 }
 
 /// Streams audio into FLAC, Ogg Vorbis or Ogg Opus through libsndfile, with the same output
-/// rules as ``WAVWriter`` (temporary file renamed when complete, devices written in place, `-`
+/// rules as `WAVWriter` (temporary file renamed when complete, devices written in place, `-`
 /// for standard output).
 ///
 /// FLAC samples are quantized by Tactus exactly as the WAV writer does (clamped, rounded half

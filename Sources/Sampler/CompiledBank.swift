@@ -36,7 +36,7 @@ struct CompiledSample {
     var compressed: Bool
 }
 
-/// A ``SoundFontBank`` turned into flat, immutable tables, built off the audio thread: a note-on
+/// A `SoundFontBank` turned into flat, immutable tables, built off the audio thread: a note-on
 /// walks a preset's regions through pointers, with no array copies, reference counting or
 /// allocation.
 final class CompiledBank: @unchecked Sendable {

@@ -3,7 +3,7 @@ import Foundation
 import MIDI
 import SoundFont
 
-/// A SoundFont 2 sampler: sixteen MIDI channels playing the presets of a ``SoundFontBank``,
+/// A SoundFont 2 sampler: sixteen MIDI channels playing the presets of a `SoundFontBank`,
 /// voiced to sound like FluidSynth with the same bank.
 ///
 /// Every generator that shapes sound is honoured (sample offsets, loop modes, tuning, both
@@ -11,13 +11,13 @@ import SoundFont
 /// exclusive classes, forced key and velocity), and modulators (the ten defaults plus the
 /// bank's) are evaluated from velocity, key, pressures, pitch wheel and any controller.
 ///
-/// Rendering follows the ``AudioNode`` contract: sample interpolation (4-point cubic), the
+/// Rendering follows the `AudioNode` contract: sample interpolation (4-point cubic), the
 /// filter and gain ramps run per sample; envelopes, LFOs, pitch and filter coefficients are
 /// recomputed every ``controlInterval`` frames on a grid of absolute frame numbers, so the
 /// output is bit-identical whatever the block size. A note starts at its exact frame. Voices
 /// live in a pool allocated when the node is created; nothing allocates while rendering.
 ///
-/// The voices' reverb and chorus sends feed an internal ``ReverbNode`` and ``ChorusNode``,
+/// The voices' reverb and chorus sends feed an internal `ReverbNode` and `ChorusNode`,
 /// each with a level parameter; level 0 switches an effect off.
 public final class SamplerNode: ParameterizedNode {
     /// Parameter identifiers.

@@ -94,7 +94,7 @@ extension SamplerNode {
     /// a bank without
     /// compressed samples needs nothing and returns at once. Decoding runs in parallel on the
     /// machine's cores. Returns a warning for each sample that failed to decode (it is silent).
-    /// - Throws: ``SoundFontErrorReason/libraryUnavailable(library:package:detail:)`` when
+    /// - Throws: `SoundFontErrorReason.libraryUnavailable` when
     ///   libvorbisfile cannot be loaded.
     @discardableResult
     public func prepareSamples(for selections: some Sequence<ProgramSelection>) throws(SoundFontError) -> [SoundFontWarning] {
