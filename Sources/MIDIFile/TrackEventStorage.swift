@@ -150,7 +150,7 @@ final class TrackEventStorage {
         base.deallocate()
         base = newBase
         let newNext = UnsafeMutablePointer<Int32>.allocate(capacity: newCapacity)
-        newNext.update(from: pendingNext, count: count)
+        newNext.initialize(from: pendingNext, count: count)
         pendingNext.deallocate()
         pendingNext = newNext
         capacity = newCapacity

@@ -117,6 +117,53 @@ struct FixtureTests {
         }
     }
 
+    /// A chunk that could hold more than `TrackParser.directLimit` events is read into storage
+    /// sized for three bytes an event, which grows by copying when the events are shorter: the
+    /// buffers move while notes are still pending.
+    @Test("A track of more than 4 MB (growing storage) pairs every note as a small one does")
+    func trackLargerThanDirectStorage() throws {
+        // Each tick: a note-on, the release of the note-on three ticks back (a zero-velocity
+        // note-on), then 20 channel pressures, 19 of them in 2 bytes (running status).
+        let ticks = 100_000
+        let pressures = 20
+        var body: [UInt8] = []
+        body.reserveCapacity(48 * ticks + 8)
+        for i in 0..<ticks {
+            body += [i == 0 ? 0x00 : 0x01, 0x90, UInt8(i % 100), UInt8(1 + i % 127)]
+            if i >= 3 { body += [0x00, UInt8((i - 3) % 100), 0] }
+            body += [0x00, 0xD0, UInt8(i % 128)]
+            for _ in 1..<pressures { body += [0x00, UInt8(i % 128)] }
+        }
+        body += SMFBytes.eot
+        #expect(body.count / 2 + 1 > TrackParser.directLimit, "the chunk must be too large for the direct array")
+        let file = try read(SMFBytes.header() + SMFBytes.track(body))
+        let events = file.tracks[0].events
+        #expect(events.count > body.count / 3, "more events than the first allocation holds, so the storage grew")
+        var notes = 0, pressureCount = 0
+        var wrong: String?
+        for event in events {
+            let i = Int(event.tick)
+            switch event.event {
+            case .note(let note):
+                if wrong == nil && (note.duration != 3 || Int(note.key) != i % 100 || Int(note.velocity) != 1 + i % 127
+                                    || !note.releasedByZeroVelocityNoteOn) {
+                    wrong = "tick \(i): key \(note.key), velocity \(note.velocity), duration \(note.duration)"
+                }
+                notes += 1
+            case .message(let m) where m.status == 0xD0:
+                if wrong == nil && Int(m.data1) != i % 128 { wrong = "tick \(i): pressure \(m.data1)" }
+                pressureCount += 1
+            default: break
+            }
+        }
+        #expect(wrong == nil)
+        #expect(notes == ticks - 3)
+        #expect(pressureCount == pressures * ticks)
+        // The last three note-ons have no release and stay messages.
+        let unreleased = events.filter { if case .message(let m) = $0.event { m.status == 0x90 } else { false } }
+        #expect(unreleased.map(\.tick) == [Int64(ticks - 3), Int64(ticks - 2), Int64(ticks - 1)])
+    }
+
     @Test("Tolerated with warnings: missing end of track, chunk length past EOF, truncated track")
     func toleratedTrackDamage() throws {
         let missingEOT = try read(SMFBytes.header() + SMFBytes.track(Array(SMFBytes.fourNotes.dropLast(4))))
