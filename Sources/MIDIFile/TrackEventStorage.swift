@@ -14,7 +14,7 @@ final class TrackEventStorage {
     private var capacity: Int
     /// Per event: the next pending note-on of the same channel and key (first in, first
     /// out), or -1; written for note-ons only, and only meaningful while they are pending.
-    private(set) var pendingNext: UnsafeMutablePointer<Int32>
+    private var pendingNext: UnsafeMutablePointer<Int32>
     /// Per channel and key (`channel << 7 | key` = k): the first pending note-on at `2k`,
     /// the last at `2k + 1`, or -1. Side by side, so one pointer serves both.
     let pendingEnds: UnsafeMutablePointer<Int32> = .allocate(capacity: 4096)
@@ -111,7 +111,7 @@ final class TrackEventStorage {
     }
 
     /// Events below this index lie in pages already made resident (or in storage that grows
-    /// by copying): ``append(_:)`` compares against it, as it would against the capacity.
+    /// by copying): a cursor's appends compare against it, as they would against the capacity.
     private var populatedLimit = 0
 
     /// Events a ``extendPopulated()`` call makes resident ahead: 64 KiB, so a track's array
@@ -180,6 +180,9 @@ struct EventCursor {
     let populatedLimit: Int
     let pendingNext: UnsafeMutablePointer<Int32>
     let pendingEnds: UnsafeMutablePointer<Int32>
+
+    // Each append spells out its three steps: written as calls of one another, the run loop
+    // took 1.6% to 8% more instructions (callgrind, smf-bench load).
 
     /// Adds a meta or sysex event.
     @inline(__always)
