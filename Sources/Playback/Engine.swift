@@ -131,6 +131,14 @@ public final class Engine: @unchecked Sendable {
     // Channels to and from the control side.
     let commands = CommandRing(minimumCapacity: 256)
     let retired = RetireRing(minimumCapacity: 1024)
+    // What this render call retired, handed to `retired` only when the call ends. Until then
+    // the call itself may still hold references (the command being applied, a local, the
+    // field being replaced); were the control side to pop and release an object first, the
+    // audio thread's own release would be the last one and free it here. Holds one entry per
+    // command a call applies, plus an installed snapshot.
+    private let retiring: UnsafeMutablePointer<Unmanaged<AnyObject>>
+    private let retiringCapacity: Int
+    private var retiringCount = 0
     let userEvents = UserEventRing(minimumCapacity: 1024)
     let liveInput = LiveMIDIRing(minimumCapacity: 1024)
     private let mailbox = Atomic<UnsafeMutableRawPointer?>(nil)
@@ -168,6 +176,8 @@ public final class Engine: @unchecked Sendable {
         soundingOwner.initialize(repeating: 0, count: nodeCount * 2048)
         pedalDown = .allocate(capacity: nodeCount * 16)
         pedalDown.initialize(repeating: false, count: nodeCount * 16)
+        retiringCapacity = commands.capacity + 1
+        retiring = .allocate(capacity: retiringCapacity)
     }
 
     deinit {
@@ -175,6 +185,8 @@ public final class Engine: @unchecked Sendable {
         soundingCount.deallocate()
         soundingOwner.deallocate()
         pedalDown.deallocate()
+        for i in 0..<retiringCount { retiring[i].release() }
+        retiring.deallocate()
         if let pending = mailbox.exchange(nil, ordering: .acquiring) {
             Unmanaged<EngineSnapshot>.fromOpaque(pending).release()
         }
@@ -184,8 +196,9 @@ public final class Engine: @unchecked Sendable {
     /// while nobody renders concurrently; a ``Player`` publishes through its mailbox instead).
     public func load(_ schedule: Schedule) {
         install(EngineSnapshot(schedule: schedule, graph: graph))
+        handOverRetired()
         // This is the control side, so what was retired can be freed right here.
-        while retired.pop() != nil {}
+        while let object = retired.pop() { object.release() }
     }
 
     /// Moves output and song position to `frame`: the next event delivered is the first one at
@@ -223,7 +236,13 @@ public final class Engine: @unchecked Sendable {
         if let pointer = mailbox.exchange(nil, ordering: .acquiring) {
             install(Unmanaged<EngineSnapshot>.fromOpaque(pointer).takeRetainedValue())
         }
-        while let command = commands.pop() { apply(command) }
+        // At most a ring's worth per call, so `retiring` has room for what they retire;
+        // commands the control side adds meanwhile wait for the next call.
+        var applied = 0
+        while applied < commands.capacity, let command = commands.pop() {
+            apply(command)
+            applied += 1
+        }
         drainLiveInput()
         publishAnchor(hostTimeNanos: hostTimeNanos)
         var done = 0
@@ -295,6 +314,7 @@ public final class Engine: @unchecked Sendable {
         }
         publishedSongPosition.store(songPosition, ordering: .relaxed)
         publishedOutputFrame.store(frame, ordering: .releasing)
+        handOverRetired()
     }
 
     private func publishAnchor(hostTimeNanos: Int64) {
@@ -415,11 +435,25 @@ public final class Engine: @unchecked Sendable {
         userCursor = snapshot.schedule.firstUserIndex(atOrAfterFrame: songFrame)
     }
 
+    /// Keeps a reference to `object` until the render call ends, then hands it to the
+    /// control side (see `retiring`).
     private func retire(_ object: AnyObject) {
-        // The ring is sized so the control side, which empties it whenever it publishes or
-        // sends, never lets it fill; should it ever, the object is kept alive here rather
-        // than freed on the audio thread.
-        if !retired.push(object) { _ = Unmanaged.passRetained(object) }
+        // Never full (its capacity bounds the commands a call applies); were it, the object
+        // would be kept alive for good rather than freed on the audio thread.
+        let reference = Unmanaged.passRetained(object)
+        guard retiringCount < retiringCapacity else { return }
+        retiring[retiringCount] = reference
+        retiringCount += 1
+    }
+
+    /// Passes what this call retired to the control side, once nothing here refers to it.
+    private func handOverRetired() {
+        for i in 0..<retiringCount {
+            // The ring is sized so the control side, which empties it whenever it publishes
+            // or sends, never lets it fill; should it ever, the object is kept alive for good.
+            _ = retired.push(retiring[i])
+        }
+        retiringCount = 0
     }
 
     /// Delivers scheduled events before `limit` not yet delivered, at the current frame.

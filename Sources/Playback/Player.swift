@@ -375,7 +375,7 @@ public final class Player {
     }
 
     private func collectRetired() {
-        while engine.retired.pop() != nil {}
+        while let object = engine.retired.pop() { object.release() }
     }
 
     private func send(_ command: EngineCommand) {

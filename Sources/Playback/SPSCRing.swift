@@ -63,6 +63,9 @@ final class CommandRing: @unchecked Sendable {
         slots.deallocate()
     }
 
+    /// The most commands the ring holds at once.
+    var capacity: Int { indices.capacity }
+
     /// Producer side: appends `element`, or returns false when full.
     func push(_ element: EngineCommand) -> Bool {
         guard let slot = indices.writableSlot() else { return false }
@@ -80,11 +83,12 @@ final class CommandRing: @unchecked Sendable {
     }
 }
 
-/// Audio -> control: objects the audio thread no longer uses, so their last release (and
-/// deallocation) happens on the control side.
+/// Audio -> control: objects the audio thread no longer uses, each with the one strong
+/// reference left, so their last release (and deallocation) happens on the control side,
+/// which pops and releases them.
 final class RetireRing: @unchecked Sendable {
     private let indices: RingIndices
-    private let slots: UnsafeMutablePointer<AnyObject>
+    private let slots: UnsafeMutablePointer<Unmanaged<AnyObject>>
 
     init(minimumCapacity: Int) {
         indices = RingIndices(minimumCapacity: minimumCapacity)
@@ -92,22 +96,24 @@ final class RetireRing: @unchecked Sendable {
     }
 
     deinit {
-        while pop() != nil {}
+        while let object = pop() { object.release() }
         slots.deallocate()
     }
 
-    /// Producer side: appends `element`, or returns false when full.
-    func push(_ element: AnyObject) -> Bool {
+    /// Producer side: appends `element` (a retained reference the ring now owns), or
+    /// returns false when full.
+    func push(_ element: Unmanaged<AnyObject>) -> Bool {
         guard let slot = indices.writableSlot() else { return false }
-        (slots + slot).initialize(to: element)
+        slots[slot] = element
         indices.commitWrite()
         return true
     }
 
-    /// Consumer side: removes and returns the oldest element, or nil when empty.
-    func pop() -> AnyObject? {
+    /// Consumer side: removes the oldest element and hands over its reference (release it,
+    /// or take it with `takeRetainedValue()`), or nil when empty.
+    func pop() -> Unmanaged<AnyObject>? {
         guard let slot = indices.readableSlot() else { return nil }
-        let element = (slots + slot).move()
+        let element = slots[slot]
         indices.commitRead()
         return element
     }

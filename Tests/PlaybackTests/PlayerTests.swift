@@ -516,6 +516,53 @@ final class RenderThreadDone: Sendable {
         #expect(commands > 0)
         #expect(!player.isPlaying && player.timesEndReached == 1)
     }
+
+    @Test func retiredObjectsAreFreedByTheControlThreadWhileAnotherThreadRenders() throws {
+        // The control thread collects retired schedules, chases and loops while blocks
+        // render. Whatever it collects must be its to free: were the render call still
+        // holding a reference when the control thread released its own, the render thread
+        // would free the object (a race the soak run hit once in about 40 runs).
+        var seq = MusicSequence(timeBase: .ticksPerQuarter(480))
+        var t = MusicTrack()
+        for i in 0..<64 { t.addNote(at: Int64(i * 120), channel: UInt8(i % 4), key: UInt8(40 + i % 30), velocity: 90, duration: 100) }
+        seq.tracks = [t, t]
+        let (player, _, _) = try recorderPlayer(seq, maximumFrameCount: 64)
+        player.setLoop(from: 0, to: 7_680, count: .forever)
+        player.start()
+        let engine = player.engine
+        let finished = RenderThreadDone()
+        let frees = Atomic<Int>(0), allocations = Atomic<Int>(0), blocks = Atomic<Int>(0)
+        Thread.detachNewThread {
+            let l = UnsafeMutablePointer<Float>.allocate(capacity: 64), r = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+            let out = StereoBuffer(left: l, right: r)
+            while !finished.commandQueued.load(ordering: .acquiring) {
+                malloc_counter_start()
+                engine.render(frameCount: 64, into: out)
+                allocations.add(malloc_counter_stop(), ordering: .relaxed)
+                frees.add(malloc_counter_frees(), ordering: .relaxed)
+                blocks.add(1, ordering: .relaxed)
+            }
+            l.deallocate()
+            r.deallocate()
+            finished.done.store(true, ordering: .releasing)
+        }
+        for i in 0..<4_000 {
+            switch i % 4 {
+            case 0: player.tick = Int64(i % 7_000)
+            case 1: player.setLoop(from: 0, to: i % 8 == 1 ? 7_680 : 3_840, count: .forever)
+            case 2: if i % 40 == 2 { player.updateSequence { $0.tracks[1].isMuted.toggle() } }
+            default: player.clearLoop()
+            }
+            // Collect as often as possible, so collections fall inside render calls.
+            for _ in 0..<50 { player.service() }
+        }
+        finished.commandQueued.store(true, ordering: .releasing)
+        while !finished.done.load(ordering: .acquiring) { usleep(100) }
+        player.service()
+        #expect(blocks.load(ordering: .relaxed) > 100, "blocks rendered while commands flowed")
+        #expect(allocations.load(ordering: .relaxed) == 0)
+        #expect(frees.load(ordering: .relaxed) == 0, "the render thread freed what it retired")
+    }
 }
 
 @Suite struct StrayNoteOffTests {
@@ -567,3 +614,4 @@ final class RenderThreadDone: Sendable {
         #expect(played == inOrder, "in order, none skipped or repeated")
     }
 }
+
