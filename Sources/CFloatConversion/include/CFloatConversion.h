@@ -25,4 +25,12 @@ static inline int tactus_any_outside4(tactus_float4 level, tactus_float4 upper, 
     return (crossed[0] | crossed[1] | crossed[2] | crossed[3]) != 0;
 }
 
+// Whether any lane's phase t lies within one step dt of a wrap-around (t < dt or t > 1 - dt),
+// where a polyBLEP correction is not zero. Away from both, in all four lanes, the correction
+// is 0 and its two divisions are skipped.
+static inline int tactus_any_near_edge4(tactus_float4 t, tactus_float4 dt) {
+    tactus_int4 near = (t < dt) | (t > 1 - dt);
+    return (near[0] | near[1] | near[2] | near[3]) != 0;
+}
+
 #endif
