@@ -81,8 +81,11 @@ public final class GMSynthesizer: ParameterizedNode {
     private var fadeStep: Float = 1
     /// Frame at which the next `render` starts.
     private var position: Int64 = 0
-    // The shared reverb: voices add into `send`, the reverb turns it into `wet`.
+    // The shared reverb: voices add into `send`, the reverb turns it into `wet`, a stretch of
+    // up to `reverbStretch` frames at a time (many control intervals: the reverb's work per
+    // call is paid once for all of them, and its samples do not depend on how calls split).
     private let reverb = ReverbNode(roomSize: 0.55, damping: 0.5, wet: 0.3, dry: 0)
+    private static let reverbStretch = 1024
     private let send: UnsafeMutablePointer<Float>
     /// Each sounding voice's signal for one control interval, before its gains mix it: the
     /// voice at `activeList[n]` writes `controlInterval` floats from `signals + n * controlInterval`.
@@ -114,8 +117,8 @@ public final class GMSynthesizer: ParameterizedNode {
         activeList = .allocate(capacity: poolSize)
         activeList.initialize(repeating: 0, count: poolSize)
         let chunk = Self.controlInterval
-        send = .allocate(capacity: chunk)
-        send.initialize(repeating: 0, count: chunk)
+        send = .allocate(capacity: Self.reverbStretch)
+        send.initialize(repeating: 0, count: Self.reverbStretch)
         signals = .allocate(capacity: chunk * poolSize)
         signals.initialize(repeating: 0, count: chunk * poolSize)
         paddingSignal = .allocate(capacity: chunk)
@@ -130,9 +133,9 @@ public final class GMSynthesizer: ParameterizedNode {
         signatureCount.initialize(repeating: 0, count: 256)
         signatureStart = .allocate(capacity: 256)
         signatureStart.initialize(repeating: -1, count: 256)
-        wet = StereoBuffer(left: .allocate(capacity: chunk), right: .allocate(capacity: chunk))
-        wet.left.initialize(repeating: 0, count: chunk)
-        wet.right.initialize(repeating: 0, count: chunk)
+        wet = StereoBuffer(left: .allocate(capacity: Self.reverbStretch), right: .allocate(capacity: Self.reverbStretch))
+        wet.left.initialize(repeating: 0, count: Self.reverbStretch)
+        wet.right.initialize(repeating: 0, count: Self.reverbStretch)
         reverbInput = .allocate(capacity: 1)
         // Freeverb sums its two inputs, so the mono send feeds both.
         reverbInput.initialize(to: StereoBuffer(left: send, right: send))
@@ -166,7 +169,7 @@ public final class GMSynthesizer: ParameterizedNode {
         parameters.prepare(sampleRate: sampleRate)
         gainGlide = SmoothedValue.coefficient(seconds: 0.004, sampleRate: sampleRate)
         fadeStep = 1 / Float(0.003 * sampleRate)
-        reverb.prepare(sampleRate: sampleRate, maximumFrameCount: Self.controlInterval)
+        reverb.prepare(sampleRate: sampleRate, maximumFrameCount: Self.reverbStretch)
         reset()
     }
 
@@ -404,28 +407,44 @@ public final class GMSynthesizer: ParameterizedNode {
         voices[i].incA = min(hz / sampleRate, nyquistGuard)
         voices[i].incB = min(hz * p.ratioB * voices[i].detuneFactorB / sampleRate, nyquistGuard)
         voices[i].incMod = min(hz * p.fmRatio / sampleRate, nyquistGuard)
-        voices[i].fmIndex = p.fmIndexSustain + (p.fmIndex - p.fmIndexSustain) * exp(-t / max(0.001, p.fmDecay))
+        // Only oscillator A modulates by FM; other voices never read the index.
+        if p.waveA == .fm {
+            voices[i].fmIndex = p.fmIndexSustain + (p.fmIndex - p.fmIndexSustain) * exp(-t / max(0.001, p.fmDecay))
+        }
         // Filter envelope, evaluated from the time since the note started (or was released).
-        var filterEnv: Float
-        if t < p.filterAttack {
-            filterEnv = t / p.filterAttack
-        } else {
-            filterEnv = p.filterSustain + (1 - p.filterSustain) * exp(-(t - p.filterAttack) / max(0.001, p.filterDecay / 4))
+        // Without envelope octaves it does not move the cutoff (0 times its finite value is
+        // the 0 computed here) and is not evaluated.
+        var envelopeOctaves = p.filterEnvOctaves * 0
+        if p.filterEnvOctaves != 0 {
+            var filterEnv: Float
+            if t < p.filterAttack {
+                filterEnv = t / p.filterAttack
+            } else {
+                filterEnv = p.filterSustain + (1 - p.filterSustain) * exp(-(t - p.filterAttack) / max(0.001, p.filterDecay / 4))
+            }
+            if voices[i].releaseFrame >= 0 {
+                let tr = Float(frame - voices[i].releaseFrame) / sampleRate
+                filterEnv *= exp(-tr / max(0.01, p.release / 4))
+            }
+            envelopeOctaves = p.filterEnvOctaves * filterEnv
         }
-        if voices[i].releaseFrame >= 0 {
-            let tr = Float(frame - voices[i].releaseFrame) / sampleRate
-            filterEnv *= exp(-tr / max(0.01, p.release / 4))
+        let baseCutoff = p.cutoffHz > 0 ? p.cutoffHz : baseHz * p.cutoffRatio
+        let cutoffOctaves = envelopeOctaves + p.velocityToCutoff * (voices[i].velocity - 1)
+        // The same cutoff gives the same coefficients (the resonance is the patch's, fixed for
+        // the note): a filter without envelope is computed once a note.
+        if baseCutoff != voices[i].filterBaseCutoff || cutoffOctaves != voices[i].filterCutoffOctaves {
+            voices[i].filterBaseCutoff = baseCutoff
+            voices[i].filterCutoffOctaves = cutoffOctaves
+            var cutoff = baseCutoff * exp2(cutoffOctaves)
+            cutoff = min(max(cutoff, 30), sampleRate * 0.45)
+            let g = tan(Float.pi * cutoff / sampleRate)
+            let k = 2 - 1.9 * min(max(p.resonance, 0), 1)
+            let a1 = 1 / (1 + g * (g + k))
+            voices[i].fa1 = a1
+            voices[i].fa2 = g * a1
+            voices[i].fa3 = g * g * a1
+            voices[i].fk = k
         }
-        var cutoff = p.cutoffHz > 0 ? p.cutoffHz : baseHz * p.cutoffRatio
-        cutoff *= exp2(p.filterEnvOctaves * filterEnv + p.velocityToCutoff * (voices[i].velocity - 1))
-        cutoff = min(max(cutoff, 30), sampleRate * 0.45)
-        let g = tan(Float.pi * cutoff / sampleRate)
-        let k = 2 - 1.9 * min(max(p.resonance, 0), 1)
-        let a1 = 1 / (1 + g * (g + k))
-        voices[i].fa1 = a1
-        voices[i].fa2 = g * a1
-        voices[i].fa3 = g * g * a1
-        voices[i].fk = k
         // Gains: velocity (squared, with a floor so soft notes stay audible), GM volume and
         // expression (squared, 40·log10), equal-power pan.
         let vel = voices[i].velocity
@@ -516,38 +535,45 @@ public final class GMSynthesizer: ParameterizedNode {
         let interval = Int64(Self.controlInterval)
         let reverbActive = parameters[Parameter.reverbLevel] > 0
         while done < frameCount {
-            let frame = startFrame + Int64(done)
-            let intoGrid = Int(((frame % interval) + interval) % interval)
-            if intoGrid == 0 {
-                position = frame
-                let transpose = parameters[Parameter.transpose]
-                for n in 0..<activeCount { updateControl(activeList[n], atFrame: frame, transpose: transpose) }
-            }
-            let count = min(frameCount - done, Self.controlInterval - intoGrid)
-            let left = output.left + done, right = output.right + done
-            send.update(repeating: 0, count: count)
-            renderSignals(count: count)
-            var kept = 0
-            for n in 0..<activeCount {
-                let i = activeList[n]
-                voices[i].mix(signals + n * Self.controlInterval, count: renderedFrames[n], left: left, right: right, send: send,
-                              gainGlide: gainGlide)
-                if voices[i].isActive {
-                    activeList[kept] = i
-                    kept += 1
+            let stretchStart = done
+            let stretchEnd = done + min(frameCount - done, Self.reverbStretch)
+            send.update(repeating: 0, count: stretchEnd - stretchStart)
+            while done < stretchEnd {
+                let frame = startFrame + Int64(done)
+                let intoGrid = Int(((frame % interval) + interval) % interval)
+                if intoGrid == 0 {
+                    position = frame
+                    let transpose = parameters[Parameter.transpose]
+                    for n in 0..<activeCount { updateControl(activeList[n], atFrame: frame, transpose: transpose) }
                 }
+                let count = min(stretchEnd - done, Self.controlInterval - intoGrid)
+                let left = output.left + done, right = output.right + done
+                renderSignals(count: count)
+                var kept = 0
+                for n in 0..<activeCount {
+                    let i = activeList[n]
+                    voices[i].mix(signals + n * Self.controlInterval, count: renderedFrames[n], left: left, right: right,
+                                  send: send + (done - stretchStart), gainGlide: gainGlide)
+                    if voices[i].isActive {
+                        activeList[kept] = i
+                        kept += 1
+                    }
+                }
+                activeCount = kept
+                done += count
             }
-            activeCount = kept
             // The reverb runs even when no voice sounds, so its tail rings out; at level 0 it
             // is skipped (a parameter, so the result is still the same at any block size).
             if reverbActive {
-                reverb.render(startFrame: frame, frameCount: count, inputs: UnsafeBufferPointer(start: reverbInput, count: 1), output: wet)
+                let count = stretchEnd - stretchStart
+                reverb.render(startFrame: startFrame + Int64(stretchStart), frameCount: count,
+                              inputs: UnsafeBufferPointer(start: reverbInput, count: 1), output: wet)
+                let left = output.left + stretchStart, right = output.right + stretchStart
                 for f in 0..<count {
                     left[f] += wet.left[f]
                     right[f] += wet.right[f]
                 }
             }
-            done += count
         }
         position = startFrame + Int64(frameCount)
     }

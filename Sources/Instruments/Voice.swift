@@ -87,11 +87,13 @@ struct Voice {
 
     // What the control update computed once and reuses while its input stays the same:
     // the key's frequency (for `baseHzKey`, the key after transposition), oscillator B's
-    // detune factor, and the equal-power pan gains (for `panOfGains`). NaN never equals a
-    // key or pan, so a fresh voice computes them.
+    // detune factor, the equal-power pan gains (for `panOfGains`) and the filter's
+    // coefficients. NaN never equals a key, pan or cutoff, so a fresh voice computes them.
     var baseHzKey: Float = .nan, baseHz: Float = 0
     var detuneFactorB: Float = 1
     var panOfGains: Float = .nan, panGainL: Float = 0, panGainR: Float = 0
+    /// `fa1`, `fa2`, `fa3` and `fk` were computed for this base cutoff and these octaves.
+    var filterBaseCutoff: Float = .nan, filterCutoffOctaves: Float = .nan
 
     // Output gains, gliding per sample towards the targets set on the grid.
     var gainL: Float = 0, gainR: Float = 0
