@@ -30,13 +30,21 @@ public final class ReverbNode: ParameterizedNode {
     private static let allPassTunings = [556, 441, 341, 225]
     private static let stereoSpread = 23
 
-    // One ring buffer per filter (8 combs left, 8 right, 4 all-passes left, 4 right), its
-    // length, read position, and the combs' damping state.
-    private static let filterCount = 24
-    private var rings: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
-    private var lengths: UnsafeMutablePointer<Int>?
-    private var positions: UnsafeMutablePointer<Int>?
+    // The 16 combs (8 left, 8 right) in four groups of four, one a SIMD lane: each group's
+    // delay lines share one ring of `combRingSize` four-lane slots, written at `combWrite`
+    // (one slot a frame, all four lanes at once); comb k reads its lane `combDelays[k]`
+    // slots back, which is what a ring of that length of its own would give. Then the
+    // combs' damping state, and per all-pass (4 left, 4 right) a ring, its length and its
+    // read position.
+    private static let combCount = 16, allPassCount = 8
+    private var combRings: UnsafeMutablePointer<SIMD4<Float>>?
+    private var combRingSize = 0
+    private var combWrite = 0
+    private var combDelays: UnsafeMutablePointer<Int>?
     private var combStore: UnsafeMutablePointer<Float>?
+    private var allPassRings: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
+    private var allPassLengths: UnsafeMutablePointer<Int>?
+    private var allPassPositions: UnsafeMutablePointer<Int>?
     // Per-block scratch: the mono input and the two wet sums.
     private var scratchFrames = 0
     private var scratchInput: UnsafeMutablePointer<Float>?
@@ -57,11 +65,13 @@ public final class ReverbNode: ParameterizedNode {
     deinit { freeBuffers() }
 
     private func freeBuffers() {
-        if let rings { for k in 0..<Self.filterCount { rings[k].deallocate() } }
-        rings?.deallocate(); rings = nil
-        lengths?.deallocate(); lengths = nil
-        positions?.deallocate(); positions = nil
+        combRings?.deallocate(); combRings = nil
+        combDelays?.deallocate(); combDelays = nil
         combStore?.deallocate(); combStore = nil
+        if let allPassRings { for k in 0..<Self.allPassCount { allPassRings[k].deallocate() } }
+        allPassRings?.deallocate(); allPassRings = nil
+        allPassLengths?.deallocate(); allPassLengths = nil
+        allPassPositions?.deallocate(); allPassPositions = nil
         scratchInput?.deallocate(); scratchInput = nil
         scratchL?.deallocate(); scratchL = nil
         scratchR?.deallocate(); scratchR = nil
@@ -70,25 +80,31 @@ public final class ReverbNode: ParameterizedNode {
     public func prepare(sampleRate: Double, maximumFrameCount: Int) {
         freeBuffers()
         let scale = sampleRate / 44_100
-        var l: [Int] = []
-        for spread in [0, Self.stereoSpread] {
-            for t in Self.combTunings { l.append(max(1, Int((Double(t + spread) * scale).rounded()))) }
+        func delay(_ tuning: Int) -> Int { max(1, Int((Double(tuning) * scale).rounded())) }
+        let delays = UnsafeMutablePointer<Int>.allocate(capacity: Self.combCount)
+        for (k, t) in (Self.combTunings + Self.combTunings.map { $0 + Self.stereoSpread }).enumerated() {
+            (delays + k).initialize(to: delay(t))
         }
-        for spread in [0, Self.stereoSpread] {
-            for t in Self.allPassTunings { l.append(max(1, Int((Double(t + spread) * scale).rounded()))) }
+        combDelays = delays
+        // A power of two past the longest delay: the slot read is never the one written.
+        combRingSize = 1
+        for k in 0..<Self.combCount { while combRingSize <= delays[k] { combRingSize <<= 1 } }
+        combRings = .allocate(capacity: 4 * combRingSize)
+        combRings!.initialize(repeating: SIMD4(repeating: 0), count: 4 * combRingSize)
+        combWrite = 0
+        let rings = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: Self.allPassCount)
+        let lengths = UnsafeMutablePointer<Int>.allocate(capacity: Self.allPassCount)
+        for (k, t) in (Self.allPassTunings + Self.allPassTunings.map { $0 + Self.stereoSpread }).enumerated() {
+            let length = delay(t)
+            let ring = UnsafeMutablePointer<Float>.allocate(capacity: length)
+            ring.initialize(repeating: 0, count: length)
+            (rings + k).initialize(to: ring)
+            (lengths + k).initialize(to: length)
         }
-        let r = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: Self.filterCount)
-        let n = UnsafeMutablePointer<Int>.allocate(capacity: Self.filterCount)
-        for k in 0..<Self.filterCount {
-            let ring = UnsafeMutablePointer<Float>.allocate(capacity: l[k])
-            ring.initialize(repeating: 0, count: l[k])
-            (r + k).initialize(to: ring)
-            (n + k).initialize(to: l[k])
-        }
-        rings = r
-        lengths = n
-        positions = .allocate(capacity: Self.filterCount)
-        positions!.initialize(repeating: 0, count: Self.filterCount)
+        allPassRings = rings
+        allPassLengths = lengths
+        allPassPositions = .allocate(capacity: Self.allPassCount)
+        allPassPositions!.initialize(repeating: 0, count: Self.allPassCount)
         combStore = .allocate(capacity: 16)
         combStore!.initialize(repeating: 0, count: 16)
         scratchFrames = max(1, maximumFrameCount)
@@ -99,10 +115,12 @@ public final class ReverbNode: ParameterizedNode {
     }
 
     public func reset() {
-        guard let rings, let lengths else { return }
-        for k in 0..<Self.filterCount { rings[k].update(repeating: 0, count: lengths[k]) }
-        positions?.update(repeating: 0, count: Self.filterCount)
-        combStore?.update(repeating: 0, count: 16)
+        guard let combRings, let allPassRings, let allPassLengths else { return }
+        combRings.update(repeating: SIMD4(repeating: 0), count: 4 * combRingSize)
+        combWrite = 0
+        for k in 0..<Self.allPassCount { allPassRings[k].update(repeating: 0, count: allPassLengths[k]) }
+        allPassPositions?.update(repeating: 0, count: Self.allPassCount)
+        combStore?.update(repeating: 0, count: Self.combCount)
     }
 
     private func update() {
@@ -124,7 +142,7 @@ public final class ReverbNode: ParameterizedNode {
     }
 
     private func renderSteady(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
-        guard let rings, let lengths, let positions, let combStore,
+        guard let combRings, let combDelays, let combStore, let allPassRings, let allPassLengths, let allPassPositions,
               let x = scratchInput, let sumL = scratchL, let sumR = scratchR else {
             output.clear(frameCount: frameCount)
             return
@@ -142,47 +160,49 @@ public final class ReverbNode: ParameterizedNode {
             // dependent multiply-adds, and four chains advance together instead of one after
             // another. Each lane does the same operations as a comb alone, and the lanes are
             // added to the sum in comb order, so the output is the same to the bit.
+            let mask = combRingSize - 1
             for group in 0..<4 {
                 let first = 4 * group
                 let sum = group < 2 ? sumL : sumR
-                let ring0 = rings[first], ring1 = rings[first + 1], ring2 = rings[first + 2], ring3 = rings[first + 3]
-                let length0 = lengths[first], length1 = lengths[first + 1], length2 = lengths[first + 2], length3 = lengths[first + 3]
-                var p0 = positions[first], p1 = positions[first + 1], p2 = positions[first + 2], p3 = positions[first + 3]
+                let ring = combRings + group * combRingSize
+                // Lane k of slot s is float 4s + k.
+                let floats = UnsafeMutableRawPointer(ring).assumingMemoryBound(to: Float.self)
+                let delay0 = combDelays[first], delay1 = combDelays[first + 1]
+                let delay2 = combDelays[first + 2], delay3 = combDelays[first + 3]
                 var store = SIMD4(combStore[first], combStore[first + 1], combStore[first + 2], combStore[first + 3])
                 let fb = SIMD4<Float>(repeating: feedback), d1 = SIMD4<Float>(repeating: damp1), d2 = SIMD4<Float>(repeating: damp2)
+                var write = combWrite
                 var i = 0
                 while i < n {
-                    // A stretch up to the first wrap-around of any of the four lines, so the
-                    // inner loop needs no test of the positions. Two-argument mins: the
-                    // variadic one builds an array, an allocation on the render thread.
-                    let stretch = min(min(n - i, length0 - p0), min(min(length1 - p1, length2 - p2), length3 - p3))
-                    let line0 = ring0 + p0, line1 = ring1 + p1, line2 = ring2 + p2, line3 = ring3 + p3
+                    let r0 = (write - delay0) & mask, r1 = (write - delay1) & mask
+                    let r2 = (write - delay2) & mask, r3 = (write - delay3) & mask
+                    // A stretch up to the first wrap-around of the slot written or any slot
+                    // read, so the inner loop needs no test of the positions. Two-argument
+                    // mins: the variadic one builds an array, an allocation on the render
+                    // thread.
+                    let size = combRingSize
+                    let stretch = min(min(n - i, size - write), min(min(size - r0, size - r1), min(size - r2, size - r3)))
+                    let line0 = floats + 4 * r0, line1 = floats + 4 * r1 + 1, line2 = floats + 4 * r2 + 2, line3 = floats + 4 * r3 + 3
+                    let written = ring + write
                     let input = x + i, out = sum + i
                     for j in 0..<stretch {
-                        let y = SIMD4(line0[j], line1[j], line2[j], line3[j])
-                        store = y * d2 + store * d1
-                        let fed = SIMD4(repeating: input[j]) + store * fb
-                        line0[j] = fed[0]
-                        line1[j] = fed[1]
-                        line2[j] = fed[2]
-                        line3[j] = fed[3]
-                        out[j] = (((out[j] + y[0]) + y[1]) + y[2]) + y[3]
+                        let y0 = line0[4 * j], y1 = line1[4 * j], y2 = line2[4 * j], y3 = line3[4 * j]
+                        store = SIMD4(y0, y1, y2, y3) * d2 + store * d1
+                        written[j] = SIMD4(repeating: input[j]) + store * fb
+                        out[j] = (((out[j] + y0) + y1) + y2) + y3
                     }
                     i += stretch
-                    p0 += stretch; if p0 == length0 { p0 = 0 }
-                    p1 += stretch; if p1 == length1 { p1 = 0 }
-                    p2 += stretch; if p2 == length2 { p2 = 0 }
-                    p3 += stretch; if p3 == length3 { p3 = 0 }
+                    write = (write + stretch) & mask
                 }
-                positions[first] = p0; positions[first + 1] = p1; positions[first + 2] = p2; positions[first + 3] = p3
                 for lane in 0..<4 { combStore[first + lane] = store[lane] }
             }
+            combWrite = (combWrite + n) & mask
             // Each all-pass line runs in stretches up to its wrap-around, so the inner loop
             // needs no test of the position.
-            for k in 16..<24 {
-                let ring = rings[k], length = lengths[k]
-                let sum = k < 20 ? sumL : sumR
-                var p = positions[k]
+            for k in 0..<Self.allPassCount {
+                let ring = allPassRings[k], length = allPassLengths[k]
+                let sum = k < 4 ? sumL : sumR
+                var p = allPassPositions[k]
                 var i = 0
                 while i < n {
                     let stretch = min(n - i, length - p)
@@ -197,7 +217,7 @@ public final class ReverbNode: ParameterizedNode {
                     p += stretch
                     if p == length { p = 0 }
                 }
-                positions[k] = p
+                allPassPositions[k] = p
             }
             for i in 0..<n {
                 let l = sumL[i], r = sumR[i]
