@@ -73,11 +73,35 @@ public final class OfflineRenderer {
             guard shouldContinue() else { throw RenderCancelled() }
             let n = Int(min(remaining, Int64(block)))
             engine.render(frameCount: n, into: buffer)
-            for i in 0..<n { peak = max(peak, abs(left[i]), abs(right[i])) }
+            peak = Self.peak(of: left, right, count: n, atLeast: peak)
             try consume(left, right, n)
             remaining -= Int64(n)
         }
         return RenderStatistics(frameCount: totalFrames, peak: peak, sampleRate: engine.schedule.sampleRate)
+    }
+
+    /// The largest of `start` and every sample's magnitude in `left` and `right`, as the
+    /// scalar `max(peak, abs(l), abs(r))` frame after frame gives it (a NaN never replaces
+    /// the peak), four frames at a time: the maximum of exact values does not depend on the
+    /// order they are taken in.
+    static func peak(of left: UnsafePointer<Float>, _ right: UnsafePointer<Float>, count: Int, atLeast start: Float) -> Float {
+        var lanes = SIMD4<Float>(repeating: start)
+        let magnitude = SIMD4<UInt32>(repeating: 0x7FFF_FFFF)
+        var i = 0
+        while i + 4 <= count {
+            // abs: the sign bit cleared, as Swift's abs does for a Float.
+            let l = unsafeBitCast(UnsafeRawPointer(left + i).loadUnaligned(as: SIMD4<UInt32>.self) & magnitude, to: SIMD4<Float>.self)
+            let r = unsafeBitCast(UnsafeRawPointer(right + i).loadUnaligned(as: SIMD4<UInt32>.self) & magnitude, to: SIMD4<Float>.self)
+            lanes.replace(with: l, where: l .>= lanes)
+            lanes.replace(with: r, where: r .>= lanes)
+            i += 4
+        }
+        var peak = max(max(lanes[0], lanes[1]), max(lanes[2], lanes[3]))
+        while i < count {
+            peak = max(peak, abs(left[i]), abs(right[i]))
+            i += 1
+        }
+        return peak
     }
 }
 

@@ -296,6 +296,58 @@ final class ConstantNode: AudioNode {
     }
 }
 
+@Suite struct RenderPeakTests {
+    @Test func thePeakIsTheLargestMagnitudeOfEitherSideWhereverItFallsAndANaNIsNotOne() throws {
+        // The peak a render reports (and --tail auto and the manifest use) is found four
+        // frames at a time; each case puts the loudest sample somewhere else: either side,
+        // negative or positive, inside a group of four or in a block's last frames.
+        var random = SystemRandomNumberGenerator()
+        for (index, side) in [(0, 0), (1, 1), (2, 0), (3, 1), (510, 0), (511, 1), (1_000, 0), (1_498, 1), (1_499, 0)] {
+            for sign: Float in [-1, 1] {
+                var left = (0..<1_500).map { _ in Float.random(in: -0.5...0.5, using: &random) }
+                var right = (0..<1_500).map { _ in Float.random(in: -0.5...0.5, using: &random) }
+                left[7] = -0.0
+                right[9] = .nan
+                if side == 0 { left[index] = 0.75 * sign } else { right[index] = 0.75 * sign }
+                let graph = AudioGraph()
+                graph.add(SampleListNode(left: left, right: right), id: 1)
+                graph.add(OutputNode(), id: 2)
+                try graph.connect(1, to: 2)
+                for blockSize in [7, 512] {
+                    let engine = Engine(graph: try graph.compile(sampleRate: 48_000, maximumFrameCount: 512),
+                                        schedule: Schedule(sequence: MusicSequence(), sampleRate: 48_000, defaultNode: 1))
+                    let stats = try OfflineRenderer(engine: engine, tailSeconds: 1_500.0 / 48_000).render(blockSize: blockSize) { _, _, _ in }
+                    #expect(stats.frameCount == 1_500)
+                    #expect(stats.peak == 0.75, "loudest at \(index) on side \(side), sign \(sign), blocks of \(blockSize)")
+                }
+            }
+        }
+    }
+}
+
+/// Plays a fixed list of stereo samples from frame 0, then silence.
+final class SampleListNode: AudioNode {
+    let name = "Samples"
+    let inputBusCount = 0
+    let parameterInfos: [AudioParameterInfo] = []
+    let left: [Float], right: [Float]
+    init(left: [Float], right: [Float]) {
+        self.left = left
+        self.right = right
+    }
+    func prepare(sampleRate: Double, maximumFrameCount: Int) {}
+    func reset() {}
+    func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {}
+    func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? { nil }
+    func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        for i in 0..<frameCount {
+            let frame = Int(startFrame) + i
+            output.left[i] = frame < left.count ? left[frame] : 0
+            output.right[i] = frame < right.count ? right[frame] : 0
+        }
+    }
+}
+
 @Suite struct LimiterInTheDefaultGraphTests {
     @Test func hotRenderNeverExceedsTheCeiling() throws {
         let engine = try Engine.makeDefault(sequence: makeSong(), sampleRate: 48_000, gainDecibels: 24)
