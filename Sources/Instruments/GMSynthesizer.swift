@@ -378,13 +378,13 @@ public final class GMSynthesizer: ParameterizedNode {
     /// to the bit while the update skips their `exp2`, `cos` and `sin`.
     private func updateControl(_ i: Int, atFrame frame: Int64, transpose: Float) {
         let ch = channels[Int(voices[i].channel)]
-        let p = voices[i].patch
+        let p = UnsafePointer(voices + i).pointer(to: \.patch)!
         let t = Float(frame - voices[i].startFrame) / sampleRate
         // Pitch.
         var semitones: Float = 0
         var baseHz: Float
-        if p.fixedFrequency > 0 {
-            baseHz = p.fixedFrequency
+        if p.pointee.fixedFrequency > 0 {
+            baseHz = p.pointee.fixedFrequency
         } else {
             let key = Float(voices[i].key) + (voices[i].isDrum ? 0 : transpose)
             if key != voices[i].baseHzKey {
@@ -394,42 +394,42 @@ public final class GMSynthesizer: ParameterizedNode {
             baseHz = voices[i].baseHz
             semitones += ch.bend * ch.bendRange
         }
-        if p.pitchEnvSemitones != 0 { semitones += p.pitchEnvSemitones * exp(-t / p.pitchEnvDecay) }
-        let depth = p.vibratoCents + ch.modulation * 50
+        if p.pointee.pitchEnvSemitones != 0 { semitones += p.pointee.pitchEnvSemitones * exp(-t / p.pointee.pitchEnvDecay) }
+        let depth = p.pointee.vibratoCents + ch.modulation * 50
         if depth > 0 {
-            let fadeIn = p.vibratoDelay > 0 ? min(1, max(0, (t - p.vibratoDelay) / p.vibratoDelay)) : 1
-            let lfo = sin(2 * Float.pi * p.vibratoRate * t)
+            let fadeIn = p.pointee.vibratoDelay > 0 ? min(1, max(0, (t - p.pointee.vibratoDelay) / p.pointee.vibratoDelay)) : 1
+            let lfo = sin(2 * Float.pi * p.pointee.vibratoRate * t)
             semitones += lfo * depth * fadeIn / 100
         }
         // exp2(0) is exactly 1: a voice without bend or vibrato skips the call.
         let hz = semitones == 0 ? baseHz : baseHz * exp2(semitones / 12)
         let nyquistGuard: Float = 0.45
         voices[i].incA = min(hz / sampleRate, nyquistGuard)
-        voices[i].incB = min(hz * p.ratioB * voices[i].detuneFactorB / sampleRate, nyquistGuard)
-        voices[i].incMod = min(hz * p.fmRatio / sampleRate, nyquistGuard)
+        voices[i].incB = min(hz * p.pointee.ratioB * voices[i].detuneFactorB / sampleRate, nyquistGuard)
+        voices[i].incMod = min(hz * p.pointee.fmRatio / sampleRate, nyquistGuard)
         // Only oscillator A modulates by FM; other voices never read the index.
-        if p.waveA == .fm {
-            voices[i].fmIndex = p.fmIndexSustain + (p.fmIndex - p.fmIndexSustain) * exp(-t / max(0.001, p.fmDecay))
+        if p.pointee.waveA == .fm {
+            voices[i].fmIndex = p.pointee.fmIndexSustain + (p.pointee.fmIndex - p.pointee.fmIndexSustain) * exp(-t / max(0.001, p.pointee.fmDecay))
         }
         // Filter envelope, evaluated from the time since the note started (or was released).
         // Without envelope octaves it does not move the cutoff (0 times its finite value is
         // the 0 computed here) and is not evaluated.
-        var envelopeOctaves = p.filterEnvOctaves * 0
-        if p.filterEnvOctaves != 0 {
+        var envelopeOctaves = p.pointee.filterEnvOctaves * 0
+        if p.pointee.filterEnvOctaves != 0 {
             var filterEnv: Float
-            if t < p.filterAttack {
-                filterEnv = t / p.filterAttack
+            if t < p.pointee.filterAttack {
+                filterEnv = t / p.pointee.filterAttack
             } else {
-                filterEnv = p.filterSustain + (1 - p.filterSustain) * exp(-(t - p.filterAttack) / max(0.001, p.filterDecay / 4))
+                filterEnv = p.pointee.filterSustain + (1 - p.pointee.filterSustain) * exp(-(t - p.pointee.filterAttack) / max(0.001, p.pointee.filterDecay / 4))
             }
             if voices[i].releaseFrame >= 0 {
                 let tr = Float(frame - voices[i].releaseFrame) / sampleRate
-                filterEnv *= exp(-tr / max(0.01, p.release / 4))
+                filterEnv *= exp(-tr / max(0.01, p.pointee.release / 4))
             }
-            envelopeOctaves = p.filterEnvOctaves * filterEnv
+            envelopeOctaves = p.pointee.filterEnvOctaves * filterEnv
         }
-        let baseCutoff = p.cutoffHz > 0 ? p.cutoffHz : baseHz * p.cutoffRatio
-        let cutoffOctaves = envelopeOctaves + p.velocityToCutoff * (voices[i].velocity - 1)
+        let baseCutoff = p.pointee.cutoffHz > 0 ? p.pointee.cutoffHz : baseHz * p.pointee.cutoffRatio
+        let cutoffOctaves = envelopeOctaves + p.pointee.velocityToCutoff * (voices[i].velocity - 1)
         // The same cutoff gives the same coefficients (the resonance is the patch's, fixed for
         // the note): a filter without envelope is computed once a note.
         if baseCutoff != voices[i].filterBaseCutoff || cutoffOctaves != voices[i].filterCutoffOctaves {
@@ -438,7 +438,7 @@ public final class GMSynthesizer: ParameterizedNode {
             var cutoff = baseCutoff * exp2(cutoffOctaves)
             cutoff = min(max(cutoff, 30), sampleRate * 0.45)
             let g = tan(Float.pi * cutoff / sampleRate)
-            let k = 2 - 1.9 * min(max(p.resonance, 0), 1)
+            let k = 2 - 1.9 * min(max(p.pointee.resonance, 0), 1)
             let a1 = 1 / (1 + g * (g + k))
             voices[i].fa1 = a1
             voices[i].fa2 = g * a1
@@ -449,8 +449,8 @@ public final class GMSynthesizer: ParameterizedNode {
         // expression (squared, 40·log10), equal-power pan.
         let vel = voices[i].velocity
         let velocityGain = 0.2 + 0.8 * vel * vel
-        let amplitude = 0.25 * p.gain * velocityGain * ch.volume * ch.volume * ch.expression * ch.expression * masterGain
-        let pan = min(max(ch.pan + p.pan, -1), 1)
+        let amplitude = 0.25 * p.pointee.gain * velocityGain * ch.volume * ch.volume * ch.expression * ch.expression * masterGain
+        let pan = min(max(ch.pan + p.pointee.pan, -1), 1)
         if pan != voices[i].panOfGains {
             let angle = (pan + 1) * Float.pi / 4
             voices[i].panOfGains = pan
