@@ -153,7 +153,8 @@ public final class ReverbNode: ParameterizedNode {
             let n = min(scratchFrames, frameCount - done)
             // A tiny constant keeps the decaying filters out of denormal numbers, which are
             // many times slower on x86; it settles to an inaudible offset near 1e-19.
-            for i in 0..<n { x[i] = (input.left[done + i] + input.right[done + i]) * 0.015 + 1e-20 }
+            let inL = input.left + done, inR = input.right + done, outL = output.left + done, outR = output.right + done
+            for i in 0..<n { x[i] = (inL[i] + inR[i]) * 0.015 + 1e-20 }
             sumL.update(repeating: 0, count: n)
             sumR.update(repeating: 0, count: n)
             // The combs run four at a time, one a SIMD lane: each comb's damping is a chain of
@@ -186,7 +187,7 @@ public final class ReverbNode: ParameterizedNode {
                     let written = ring + write
                     let input = x + i, out = sum + i
                     for j in 0..<stretch {
-                        let y0 = line0[4 * j], y1 = line1[4 * j], y2 = line2[4 * j], y3 = line3[4 * j]
+                        let y0 = line0[4 &* j], y1 = line1[4 &* j], y2 = line2[4 &* j], y3 = line3[4 &* j]
                         store = SIMD4(y0, y1, y2, y3) * d2 + store * d1
                         written[j] = SIMD4(repeating: input[j]) + store * fb
                         out[j] = (((out[j] + y0) + y1) + y2) + y3
@@ -221,8 +222,8 @@ public final class ReverbNode: ParameterizedNode {
             }
             for i in 0..<n {
                 let l = sumL[i], r = sumR[i]
-                output.left[done + i] = l * wet1 + r * wet2 + input.left[done + i] * dryGain
-                output.right[done + i] = r * wet1 + l * wet2 + input.right[done + i] * dryGain
+                outL[i] = l * wet1 + r * wet2 + inL[i] * dryGain
+                outR[i] = r * wet1 + l * wet2 + inR[i] * dryGain
             }
             done += n
         }
