@@ -31,13 +31,14 @@ public final class ReverbNode: ParameterizedNode {
     private static let stereoSpread = 23
 
     // The 16 combs (8 left, 8 right) in four groups of four, one a SIMD lane: each group's
-    // delay lines share one ring of `combRingSize` four-lane slots, written at `combWrite`
-    // (one slot a frame, all four lanes at once); comb k reads its lane `combDelays[k]`
-    // slots back, which is what a ring of that length of its own would give. Then the
+    // delay lines share one ring of `combRingSize` four-lane slots (lane k of slot s is float
+    // 4s + k), written at `combWrite` (one slot a frame, all four lanes with one store); comb
+    // k reads its lane `combDelays[k]` slots back, which is what a ring of that length of its
+    // own would give. Then the
     // combs' damping state, and per all-pass (4 left, 4 right) a ring, its length and its
     // read position.
     private static let combCount = 16, allPassCount = 8
-    private var combRings: UnsafeMutablePointer<SIMD4<Float>>?
+    private var combRings: UnsafeMutablePointer<Float>?
     private var combRingSize = 0
     private var combWrite = 0
     private var combDelays: UnsafeMutablePointer<Int>?
@@ -89,8 +90,8 @@ public final class ReverbNode: ParameterizedNode {
         // A power of two past the longest delay: the slot read is never the one written.
         combRingSize = 1
         for k in 0..<Self.combCount { while combRingSize <= delays[k] { combRingSize <<= 1 } }
-        combRings = .allocate(capacity: 4 * combRingSize)
-        combRings!.initialize(repeating: SIMD4(repeating: 0), count: 4 * combRingSize)
+        combRings = .allocate(capacity: 16 * combRingSize)
+        combRings!.initialize(repeating: 0, count: 16 * combRingSize)
         combWrite = 0
         let rings = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: Self.allPassCount)
         let lengths = UnsafeMutablePointer<Int>.allocate(capacity: Self.allPassCount)
@@ -105,8 +106,8 @@ public final class ReverbNode: ParameterizedNode {
         allPassLengths = lengths
         allPassPositions = .allocate(capacity: Self.allPassCount)
         allPassPositions!.initialize(repeating: 0, count: Self.allPassCount)
-        combStore = .allocate(capacity: 16)
-        combStore!.initialize(repeating: 0, count: 16)
+        combStore = .allocate(capacity: Self.combCount)
+        combStore!.initialize(repeating: 0, count: Self.combCount)
         scratchFrames = max(1, maximumFrameCount)
         scratchInput = .allocate(capacity: scratchFrames)
         scratchL = .allocate(capacity: scratchFrames)
@@ -116,7 +117,7 @@ public final class ReverbNode: ParameterizedNode {
 
     public func reset() {
         guard let combRings, let allPassRings, let allPassLengths else { return }
-        combRings.update(repeating: SIMD4(repeating: 0), count: 4 * combRingSize)
+        combRings.update(repeating: 0, count: 16 * combRingSize)
         combWrite = 0
         for k in 0..<Self.allPassCount { allPassRings[k].update(repeating: 0, count: allPassLengths[k]) }
         allPassPositions?.update(repeating: 0, count: Self.allPassCount)
@@ -165,9 +166,7 @@ public final class ReverbNode: ParameterizedNode {
             for group in 0..<4 {
                 let first = 4 * group
                 let sum = group < 2 ? sumL : sumR
-                let ring = combRings + group * combRingSize
-                // Lane k of slot s is float 4s + k.
-                let floats = UnsafeMutableRawPointer(ring).assumingMemoryBound(to: Float.self)
+                let ring = combRings + 4 * combRingSize * group
                 let delay0 = combDelays[first], delay1 = combDelays[first + 1]
                 let delay2 = combDelays[first + 2], delay3 = combDelays[first + 3]
                 var store = SIMD4(combStore[first], combStore[first + 1], combStore[first + 2], combStore[first + 3])
@@ -183,13 +182,13 @@ public final class ReverbNode: ParameterizedNode {
                     // thread.
                     let size = combRingSize
                     let stretch = min(min(n - i, size - write), min(min(size - r0, size - r1), min(size - r2, size - r3)))
-                    let line0 = floats + 4 * r0, line1 = floats + 4 * r1 + 1, line2 = floats + 4 * r2 + 2, line3 = floats + 4 * r3 + 3
-                    let written = ring + write
+                    let line0 = ring + 4 * r0, line1 = ring + 4 * r1 + 1, line2 = ring + 4 * r2 + 2, line3 = ring + 4 * r3 + 3
+                    let written = UnsafeMutableRawPointer(ring + 4 * write)
                     let input = x + i, out = sum + i
                     for j in 0..<stretch {
                         let y0 = line0[4 &* j], y1 = line1[4 &* j], y2 = line2[4 &* j], y3 = line3[4 &* j]
                         store = SIMD4(y0, y1, y2, y3) * d2 + store * d1
-                        written[j] = SIMD4(repeating: input[j]) + store * fb
+                        written.storeBytes(of: SIMD4(repeating: input[j]) + store * fb, toByteOffset: 16 &* j, as: SIMD4<Float>.self)
                         out[j] = (((out[j] + y0) + y1) + y2) + y3
                     }
                     i += stretch
