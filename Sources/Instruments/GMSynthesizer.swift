@@ -371,11 +371,12 @@ public final class GMSynthesizer: ParameterizedNode {
 
     // MARK: Control rate
 
-    /// Recomputes pitch, vibrato, FM index, filter coefficients and gains for `frame`.
+    /// Recomputes pitch, vibrato, FM index (FM voices only), filter coefficients and gains
+    /// for `frame`.
     ///
-    /// Values that depend only on the note, the transposition or the pan are kept in the voice
-    /// from the update that computed them, by the same expressions, so the result is the same
-    /// to the bit while the update skips their `exp2`, `cos` and `sin`.
+    /// Values that depend only on the note, the transposition, the pan or the cutoff are kept
+    /// in the voice from the update that computed them, by the same expressions, so the result
+    /// is the same to the bit while the update skips their `exp2`, `tan`, `cos` and `sin`.
     private func updateControl(_ i: Int, atFrame frame: Int64, transpose: Float) {
         let ch = channels[Int(voices[i].channel)]
         let p = UnsafePointer(voices + i).pointer(to: \.patch)!
