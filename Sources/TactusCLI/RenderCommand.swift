@@ -197,6 +197,9 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
         case .graph(let reason):
             printError("\(source): cannot build the audio graph: \(reason)")
             throw ExitCode(ExitStatus.dataError)
+        case .missingNode:
+            printError("\(source): \(error)")
+            throw ExitCode(ExitStatus.dataError)
         case .backend(let failure) where failure.kind == .cannotCreateOutput:
             printError("\(error)")
             throw ExitCode(ExitStatus.cannotCreate)
