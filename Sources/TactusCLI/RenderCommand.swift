@@ -213,7 +213,11 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     let statistics = RenderStatistics(frameCount: summary.framesPlayed, peak: backend.peak, sampleRate: settings.sampleRate)
     let peak = statistics.peak >= silenceCeiling(of: settings.audioFormat) && statistics.peak > 0 ? String(format: "%.2f dBFS", statistics.peakDecibels) : "silence"
-    let speed = seconds > 0 ? String(format: "%.1fx real time", statistics.seconds / seconds) : "instant"
+    var speed = seconds > 0 ? String(format: "%.1fx real time", statistics.seconds / seconds) : "instant"
+#if DEBUG
+    // `swift run` builds for debugging, which renders the same samples many times slower.
+    speed += ", a debug build; `swift build -c release` is the fast one"
+#endif
     let encoding: String
     if case .wav(let sample) = settings.audioFormat { encoding = sample.rawValue } else { encoding = settings.audioFormat.description }
     let summaryLine = "\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(settings.sampleRate) Hz \(encoding) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed)) with the \(settings.instrument.description)"
