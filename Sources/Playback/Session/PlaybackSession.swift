@@ -173,19 +173,12 @@ public final class PlaybackSession: @unchecked Sendable {
     ///   refused or it has no timing.
     public convenience init(contentsOf path: String, options: Options = Options(),
                             observer: (any PlaybackSessionObserver)? = nil) throws(PlaybackSessionError) {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw .unreadableFile(path: path, reason: "no such file")
-        }
-        if isDirectory.boolValue { throw .unreadableFile(path: path, reason: "is a directory, not a MIDI file") }
-        guard FileManager.default.isReadableFile(atPath: path) else { throw .unreadableFile(path: path, reason: "permission denied") }
         let file: StandardMIDIFile
         do {
             file = try SMFReader.read(contentsOf: path)
-        } catch let error as SMFError {
-            throw .invalidFile(path: path, reason: error.reasonText)
         } catch {
-            throw .unreadableFile(path: path, reason: "cannot read: \(error)")
+            if error.isUnreadableInput { throw .unreadableFile(path: path, reason: error.reasonText) }
+            throw .invalidFile(path: path, reason: error.reasonText)
         }
         try self.init(file: file, name: path, options: options, observer: observer)
     }
