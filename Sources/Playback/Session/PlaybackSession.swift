@@ -442,11 +442,24 @@ public final class PlaybackSession: @unchecked Sendable {
     /// Ends the song at `tick` (events there do not play); nil for the sequence's end.
     public func setEnd(tick: Int64?) { enqueue(.end(tick: tick)) }
 
-    /// Mutes or unmutes `sequence.tracks[track]`, live.
-    public func setMuted(_ muted: Bool, track: Int) { enqueue(.mute(track: track, on: muted)) }
+    /// Mutes or unmutes `sequence.tracks[track]`, live (the track numbering of
+    /// ``PlayedUserEvent/track``).
+    /// - Throws: ``PlaybackSessionError/noSuchTrack(_:count:)`` when the sequence has no such track.
+    public func setMuted(_ muted: Bool, track: Int) throws(PlaybackSessionError) {
+        try checkTrack(track)
+        enqueue(.mute(track: track, on: muted))
+    }
 
     /// Solos or unsolos `sequence.tracks[track]`, live.
-    public func setSoloed(_ soloed: Bool, track: Int) { enqueue(.solo(track: track, on: soloed)) }
+    /// - Throws: ``PlaybackSessionError/noSuchTrack(_:count:)`` when the sequence has no such track.
+    public func setSoloed(_ soloed: Bool, track: Int) throws(PlaybackSessionError) {
+        try checkTrack(track)
+        enqueue(.solo(track: track, on: soloed))
+    }
+
+    private func checkTrack(_ track: Int) throws(PlaybackSessionError) {
+        guard sequence.tracks.indices.contains(track) else { throw .noSuchTrack(track, count: sequence.tracks.count) }
+    }
 
     private func enqueue(_ command: SessionCommand) { commands.withLock { $0.append(command) } }
 

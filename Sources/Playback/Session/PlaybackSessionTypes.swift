@@ -17,6 +17,8 @@ public enum PlaybackSessionError: Error, Sendable, Hashable, CustomStringConvert
     /// an index into `MusicSequence.tracks`) or it is the node tracks without a destination
     /// play (`track` nil).
     case missingNode(UInt32, track: Int?)
+    /// A track argument is not an index into `MusicSequence.tracks`, which holds `count`.
+    case noSuchTrack(Int, count: Int)
 
     public var description: String {
         switch self {
@@ -26,6 +28,7 @@ public enum PlaybackSessionError: Error, Sendable, Hashable, CustomStringConvert
         case .alreadyStarted: return "the session has already started"
         case .missingNode(let node, let track?): return "track \(track) is routed to node \(node), which is not in the audio graph"
         case .missingNode(let node, nil): return "the audio graph has no node \(node) for the tracks without a destination"
+        case .noSuchTrack(let track, let count): return "no track \(track): the sequence has \(count) tracks, numbered from 0"
         }
     }
 }
