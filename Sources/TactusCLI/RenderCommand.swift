@@ -86,7 +86,7 @@ struct RenderCommand: ParsableCommand {
             printError("\(output): \(error)")
             throw ExitCode(ExitStatus.usage)
         }
-        guard (1...65_536).contains(blockSize) else {
+        guard OfflineBackend.blockSizes.contains(blockSize) else {
             printError("\(output): block size \(blockSize) is outside 1...65536")
             throw ExitCode(ExitStatus.usage)
         }
@@ -180,7 +180,7 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     }
     let showProgress = !settings.quiet && isatty(STDERR_FILENO) != 0
     let sink = ProgressSink(writer, progress: showProgress ? progress : nil)
-    let backend = OfflineBackend(sink: sink, name: output, blockSize: min(settings.blockSize, 4096))
+    let backend = OfflineBackend(sink: sink, name: output, blockSize: settings.blockSize)
     let clock = ContinuousClock()
     let started = clock.now
     let summary: PlaybackSummary
