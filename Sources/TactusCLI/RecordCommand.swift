@@ -109,6 +109,8 @@ struct RecordCommand: ParsableCommand {
             printError("tactus record: -o OUT.mid is required")
             throw ExitCode(ExitStatus.usage)
         }
+        try refuseInputAsOutput(output, inputs: [recover, backing])
+        try refuseAudioExtension(output)
         if let recover {
             try recoverTake(from: recover, to: output)
             return
