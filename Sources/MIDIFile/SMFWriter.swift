@@ -433,7 +433,7 @@ public enum SMFWriter {
         return bytes(of: file)
     }
 
-    /// The bytes of `sequence` in `layout`, checked as ``checkedBytes(of:)-(StandardMIDIFile)`` does.
+    /// The bytes of `sequence` in `layout`, checked against ``maximumTick`` as for a file.
     public static func checkedBytes(of sequence: MusicSequence, layout: SMFLayout = .asRead) throws(SMFTickLimitError) -> [UInt8] {
         try checkedBytes(of: StandardMIDIFile(sequence: sequence, layout: layout))
     }
