@@ -379,7 +379,9 @@ struct TrackEncoder {
 /// Writes Standard MIDI Files: running status, the file's own division, every event with its
 /// tick, bytes and same-tick order, and an end of track on every track.
 public enum SMFWriter {
-    /// The bytes of `file`.
+    /// The bytes of `file`. An event past ``maximumTick`` is reached through filler events,
+    /// as many as it takes; for positions from outside (a user's edit, a document) use
+    /// ``checkedBytes(of:)-(StandardMIDIFile)``, which refuses them.
     public static func bytes(of file: StandardMIDIFile) -> [UInt8] {
         // The bytes are encoded straight into the array returned, sized for the longest
         // encoding of every event but meta and sysex data: a note takes at most 14 bytes (two
