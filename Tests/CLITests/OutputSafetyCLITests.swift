@@ -113,6 +113,26 @@ struct OutputSafetyCLITests {
         }
     }
 
+    @Test("A link to a regular file stays a link: the file it names gets the output")
+    func linkToFile() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let elsewhere = dir.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        for writer in try Self.writers(in: dir) {
+            let target = elsewhere.appendingPathComponent("target"), link = dir.appendingPathComponent("link")
+            try Data("old".utf8).write(to: target)
+            try? FileManager.default.removeItem(at: link)
+            // A relative link, resolved against the link's own folder.
+            try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "elsewhere/target")
+            let r = try CLI.run(writer.arguments(output: link.path))
+            #expect(r.status == 0, "\(writer): \(r.stderr)")
+            #expect(Self.linkTarget(link.path) == "elsewhere/target", "\(writer): still the same link")
+            #expect(try Data(contentsOf: target).starts(with: Data(writer.magic.utf8)), "\(writer): the output is in the file the link names")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path) == ["target"], "\(writer): no temporary left")
+        }
+    }
+
     @Test("Links planted at the temporary names of the old scheme (.NAME.partial-PID-N, .NAME.tmp-PID) redirect no write")
     func plantedTemporaryLinks() throws {
         let dir = try CLI.temporaryDirectory()
