@@ -89,9 +89,17 @@ struct HostileArgumentsCLITests {
         // edit's own parser takes a negative transposition too.
         let edited = dir.appendingPathComponent("down.mid").path
         #expect(try CLI.run(["edit", song, "-o", edited, "--transpose", "-3"]).status == 0)
-        // A negative value out of range names the range, not a missing value.
-        let r = try CLI.run(["render", song, "-o", dir.appendingPathComponent("loud.wav").path, "--gain", "-60"] + Self.builtin)
-        Self.expectRefused(r, prefix: dir.appendingPathComponent("loud.wav").path + ": ", mentioning: ["-24...24"])
+        // A negative value out of range names the range, not a missing value, in either form;
+        // play checks both options before it opens a device, so this runs without one.
+        let loud = dir.appendingPathComponent("loud.wav").path
+        for form in [["--gain", "-60"], ["--gain=-60"]] {
+            Self.expectRefused(try CLI.run(["render", song, "-o", loud] + Self.builtin + form), prefix: loud + ": ", mentioning: ["-24...24"])
+            Self.expectRefused(try CLI.run(["play", song] + form), prefix: song + ": ", mentioning: ["-24...24"])
+        }
+        for form in [["--transpose", "-300"], ["--transpose=-300"]] {
+            Self.expectRefused(try CLI.run(["render", song, "-o", loud] + Self.builtin + form), prefix: song + ": ", mentioning: ["-127...127"])
+            Self.expectRefused(try CLI.run(["play", song] + form), prefix: song + ": ", mentioning: ["-127...127"])
+        }
     }
 
     @Test("Numbers too large for the arithmetic are one-line usage errors naming the range, not crashes")
