@@ -10,13 +10,12 @@ cd "$(dirname "$0")/.."
 swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members >/dev/null
 graphs="$(swift build --show-bin-path)/../symbolgraph"
 [ -d "$graphs" ] || graphs=$(find .build -type d -name symbolgraph | head -n 1)
-python3 - "$graphs" "$(pwd)" "$@" <<'PY'
+LIBRARY_MODULES=$(python3 Tests/modules.py list) python3 - "$graphs" "$(pwd)" "$@" <<'PY'
 import glob, json, os, sys
 
 graphs, root = sys.argv[1], sys.argv[2]
-# The modules of the library products (Package.swift): what users import.
-modules = sys.argv[3:] or ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ", "SFZPlayback", "AudioGraph", "Instruments", "Sampler",
-                           "Playback", "Recording", "ALSA", "JACK", "AudioFileOutput", "BatchRender", "TactusTestSupport", "Tactus"]
+# The modules of the library products, as Tests/modules.py derives them from Package.swift.
+modules = sys.argv[3:] or os.environ["LIBRARY_MODULES"].split()
 missing = []
 for module in modules:
     files = glob.glob(os.path.join(graphs, module + ".symbols.json")) + glob.glob(os.path.join(graphs, module + "@*.symbols.json"))

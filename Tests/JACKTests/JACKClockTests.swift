@@ -23,8 +23,22 @@ extension JACKClientTests {
 
     /// Plays `sequence` on a JACK session sending MIDI clock to a probe; `during` runs once
     /// the session has started. Returns what the probe received, framed from its first period.
+    /// An xrun shifts the captured frames, so a run that had one (a loaded machine) is played
+    /// again, up to three times, instead of failing on the machine's load.
     static func captureClock(_ sequence: MusicSequence, server: JACKServer, rate: Double = 1,
                              during: (PlaybackSession) -> Void = { _ in }) async throws -> [CapturedMIDI] {
+        var underruns = 0
+        for _ in 0..<3 {
+            let (received, runUnderruns) = try await captureClockOnce(sequence, server: server, rate: rate, during: during)
+            if runUnderruns == 0 { return received }
+            underruns += runUnderruns
+        }
+        Issue.record("an xrun in each of three runs (\(underruns) in all): the captured frames would be shifted")
+        return []
+    }
+
+    private static func captureClockOnce(_ sequence: MusicSequence, server: JACKServer, rate: Double,
+                                         during: (PlaybackSession) -> Void) async throws -> ([CapturedMIDI], Int) {
         let probe = try JACKClient(name: "clockprobe", server: server.name, audioInput: true, midiInput: true)
         let capture = AudioAndMIDICapture(frames: probe.sampleRate * 8)
         capture.armed.store(true, ordering: .releasing)
@@ -38,8 +52,7 @@ extension JACKClientTests {
         _ = try await session.finished()
         usleep(100_000)
         probe.stop()
-        #expect(backend.underrunCount == 0, "an xrun shifts the captured frames")
-        return (0..<capture.midiCount.load(ordering: .acquiring)).map { capture.midi[$0] }
+        return ((0..<capture.midiCount.load(ordering: .acquiring)).map { capture.midi[$0] }, backend.underrunCount)
     }
 
     /// The frame (from the song's start, at integer `rate`) of clock `k`, as the engine
