@@ -298,11 +298,23 @@ public final class RecordingJournalWriter {
     private var pending: [UInt8] = []
     private var lastTime: Int64?
 
-    /// Creates (or truncates) the journal at `path` and writes the header durably.
+    /// Creates the journal at `path`, locks it for as long as the writer lives, and writes the
+    /// header durably.
+    ///
+    /// The journal is created exclusively and never through a symbolic link, so nothing that
+    /// is already at `path` is overwritten: a journal another recording is writing (it is
+    /// locked), the journal of a take that ended without being written (it may hold the only
+    /// copy of that take), or a link planted there. Each is refused with a reason that says so.
     public init(path: String, header: RecordingJournalHeader) throws(RecordingJournalError) {
         self.path = path
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw RecordingJournalError(path: path, reason: "cannot create (\(String(cString: strerror(errno))))") }
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Self.creationError(path: path, code: errno) }
+        // Held until the descriptor closes: a second writer (another process, or this one)
+        // finds it taken. Just created exclusively, so only a race could hold it already.
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw RecordingJournalError(path: path, reason: "cannot lock (\(String(cString: strerror(errno))))")
+        }
         pending = Array(header.text.utf8)
         do {
             try flush()
@@ -313,6 +325,26 @@ public final class RecordingJournalWriter {
     }
 
     deinit { close(fd) }
+
+    /// Why `path` could not be created: what is already there, in words a user can act on.
+    private static func creationError(path: String, code: Int32) -> RecordingJournalError {
+        var info = stat()
+        guard code == EEXIST || code == ELOOP, lstat(path, &info) == 0 else {
+            return RecordingJournalError(path: path, reason: "cannot create (\(String(cString: strerror(code))))")
+        }
+        if info.st_mode & S_IFMT == S_IFLNK {
+            return RecordingJournalError(path: path, reason: "is a symbolic link; a journal is never written through one (remove it)")
+        }
+        let existing = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        if existing >= 0 {
+            defer { close(existing) }
+            if flock(existing, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK {
+                return RecordingJournalError(path: path, reason: "another recording is writing this journal; record to another file")
+            }
+        }
+        return RecordingJournalError(path: path, reason: "exists: it keeps a take that was never written; recover it with "
+                                        + "`tactus record --recover \(path) -o OUT.mid`, or remove it")
+    }
 
     /// Buffers one event at take time `nanoseconds`.
     public func append(nanoseconds: Int64, bytes: [UInt8]) {

@@ -353,12 +353,15 @@ struct RecordCommand: ParsableCommand {
     }
 
     /// Where the journal of a take into `output` goes: beside it (`OUT.mid.journal`), unless
-    /// the output is not a regular file (`/dev/null`, a FIFO, a terminal), where nothing may be
-    /// created beside it: then in the temporary directory, named by the process.
+    /// the output is not a regular file (`/dev/null`, a FIFO, a terminal, `-`), where nothing
+    /// may be created beside it: then in the temporary directory, under a name no other
+    /// process can guess (the journal is created exclusively, so a planted file fails it).
     static func journalPath(for output: String) -> String {
         var info = stat()
-        if stat(output, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
-            return (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/tactus-record-\(getpid()).mid.journal"
+        if output == "-" || (stat(output, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG) {
+            let letters = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+            let random = String((0..<12).map { _ in letters.randomElement()! })
+            return (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/tactus-record-\(getpid())-\(random).mid.journal"
         }
         return output + ".journal"
     }

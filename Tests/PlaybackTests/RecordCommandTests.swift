@@ -52,6 +52,25 @@ import Testing
         return (p.terminationStatus, read("stdout"), read("stderr"))
     }
 
+    @Test func aSecondRecordingToTheSameOutputRefusesInOneLineAndTheFirstTakeSurvives() throws {
+        let (dir, fifo) = try workspace()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let out = dir + "/take.mid"
+        let first = try startRecording(["-o", out, "--input-device", fifo, "--no-audio", "--duration", "30"], dir: dir)
+        defer { if first.isRunning { first.terminate() } }
+        send([0x90, 60, 100], to: fifo)
+        #expect(mkfifo(dir + "/other.fifo", 0o600) == 0)
+        let second = try cli.run(["record", "-o", out, "--input-device", dir + "/other.fifo", "--no-audio", "--duration", "1"])
+        #expect(second.status != 0)
+        let lines = second.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("\(out).journal: another recording is writing this journal"), "\(second.stderr)")
+        send([0x80, 60, 0], to: fifo)
+        first.interrupt()  // Ctrl-C ends a take and writes it
+        let r = finish(first, dir: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try notes(out).map { $0[2] } == [60], "the first take holds its note")
+    }
+
     /// (track, tick, key, duration) of every note.
     func notes(_ path: String) throws -> [[Int64]] {
         let seq = try SMFReader.read(contentsOf: path).makeSequence()
@@ -110,8 +129,13 @@ import Testing
         let (dir, fifo) = try workspace()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let p = try startRecording(["-o", "/dev/null", "--input-device", fifo, "--no-audio", "--duration", "1"], dir: dir)
-        let journal = (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/tactus-record-\(p.processIdentifier).mid.journal"
-        #expect(FileManager.default.fileExists(atPath: journal), "the journal is in the temporary directory while recording")
+        // Named by the process and random characters, so no other process can plant a file there.
+        let temporary = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        let prefix = "tactus-record-\(p.processIdentifier)-"
+        let journals = try FileManager.default.contentsOfDirectory(atPath: temporary).filter { $0.hasPrefix(prefix) && $0.hasSuffix(".mid.journal") }
+        #expect(journals.count == 1, "the journal is in the temporary directory while recording: \(journals)")
+        #expect(journals.first.map { $0.count - prefix.count - ".mid.journal".count } == 12, "12 random characters")
+        let journal = temporary + "/" + (journals.first ?? prefix + ".mid.journal")
         #expect(!FileManager.default.fileExists(atPath: "/dev/null.journal"))
         send([0x90, 60, 100, 0x80, 60, 0], to: fifo)
         let r = finish(p, dir: dir)
