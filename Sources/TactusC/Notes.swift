@@ -1,0 +1,194 @@
+import MIDI
+import MIDIFile
+import Sequencing
+
+/// The caller's note columns; a NULL column is skipped.
+struct NoteColumns {
+    var start: UnsafeMutablePointer<Int64>?
+    var duration: UnsafeMutablePointer<Int64>?
+    var pitch: UnsafeMutablePointer<UInt8>?
+    var velocity: UnsafeMutablePointer<UInt8>?
+    var channel: UnsafeMutablePointer<UInt8>?
+
+    func store(_ i: Int, start s: Int64, duration d: Int64, pitch p: UInt8, velocity v: UInt8, channel c: UInt8) {
+        start?[i] = s
+        duration?[i] = d
+        pitch?[i] = p
+        velocity?[i] = v
+        channel?[i] = c
+    }
+}
+
+/// The notes of a track as `tactus dump --notes` lists them: in note-on order, a note-on kept
+/// as a message (no partner within a note's longest duration) paired first in, first out per
+/// channel and key with the next note-off; note-ons that never end are left out.
+enum TrackNotes {
+    /// True when the track holds unpaired note messages, which need the slower pairing pass.
+    private static func hasNoteMessages(_ track: MusicTrack) -> Bool {
+        track.events.contains { e in
+            if case .message(let m) = e.event { return m.isNoteOn || m.isNoteOff }
+            return false
+        }
+    }
+
+    /// The number of notes ``fill(_:into:)`` writes.
+    static func count(_ track: MusicTrack) -> Int {
+        if !hasNoteMessages(track) {
+            var count = 0
+            for e in track.events { if case .note = e.event { count += 1 } }
+            return count
+        }
+        return paired(track).count
+    }
+
+    /// Writes the notes into `columns`, which hold at least ``count(_:)`` rows.
+    static func fill(_ track: MusicTrack, into columns: NoteColumns) {
+        if !hasNoteMessages(track) {
+            var i = 0
+            for e in track.events {
+                guard case .note(let n) = e.event else { continue }
+                columns.store(i, start: e.tick, duration: n.duration, pitch: n.key, velocity: n.velocity, channel: n.channel)
+                i += 1
+            }
+            return
+        }
+        for (i, row) in paired(track).enumerated() {
+            columns.store(i, start: row.start, duration: row.end - row.start, pitch: row.pitch, velocity: row.velocity, channel: row.channel)
+        }
+    }
+
+    private struct Row {
+        var start: Int64
+        var end: Int64
+        var pitch: UInt8
+        var velocity: UInt8
+        var channel: UInt8
+    }
+
+    private static func paired(_ track: MusicTrack) -> [Row] {
+        var rows: [Row] = []
+        var ended: [Bool] = []
+        var waiting: [Int: [Int]] = [:]  // channel << 7 | key: indices in `rows`, oldest first
+        for e in track.events {
+            switch e.event {
+            case .note(let n):
+                rows.append(Row(start: e.tick, end: e.tick + n.duration, pitch: n.key, velocity: n.velocity, channel: n.channel))
+                ended.append(true)
+            case .message(let m) where m.isNoteOn:
+                waiting[Int(m.channel) << 7 | Int(m.data1 & 0x7F), default: []].append(rows.count)
+                rows.append(Row(start: e.tick, end: e.tick, pitch: m.data1 & 0x7F, velocity: m.data2 & 0x7F, channel: m.channel))
+                ended.append(false)
+            case .message(let m) where m.isNoteOff:
+                let key = Int(m.channel) << 7 | Int(m.data1 & 0x7F)
+                if let first = waiting[key]?.first {
+                    waiting[key]?.removeFirst()
+                    rows[first].end = e.tick
+                    ended[first] = true
+                }
+            default:
+                break
+            }
+        }
+        return zip(rows, ended).filter { $0.1 }.map(\.0)
+    }
+}
+
+/// The number of notes of track `track` (see `tactus_score_track_notes`).
+@_cdecl("tactus_score_track_note_count")
+public func tactus_score_track_note_count(_ score: OpaquePointer?, _ track: Int64, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guarded { () throws(CFailure) in
+        let notes = try scores.object(score).track(track)
+        guard let out else { throw CFailure(.invalidArgument, "the output pointer is NULL") }
+        out.pointee = Int64(TrackNotes.count(notes))
+    }
+}
+
+/// Copies the notes of track `track` into caller-owned columns of `capacity` rows each: start
+/// and duration in ticks, pitch, velocity and channel (0...15). Notes are in note-on order,
+/// paired first in, first out per channel and key; note-ons that never end are left out. A
+/// NULL column is skipped. Fewer rows than the notes gives `TACTUS_ERROR_BUFFER_TOO_SMALL`
+/// and writes nothing.
+@_cdecl("tactus_score_track_notes")
+public func tactus_score_track_notes(_ score: OpaquePointer?, _ track: Int64, _ start: UnsafeMutablePointer<Int64>?,
+                                     _ duration: UnsafeMutablePointer<Int64>?, _ pitch: UnsafeMutablePointer<UInt8>?,
+                                     _ velocity: UnsafeMutablePointer<UInt8>?, _ channel: UnsafeMutablePointer<UInt8>?,
+                                     _ capacity: Int64) -> Int32 {
+    guarded { () throws(CFailure) in
+        let notes = try scores.object(score).track(track)
+        let rows = try checkedCount(capacity, "the capacity")
+        let count = TrackNotes.count(notes)
+        guard rows >= count else { throw CFailure(.bufferTooSmall, "track \(track) has \(count) notes, the buffers hold \(rows)") }
+        TrackNotes.fill(notes, into: NoteColumns(start: start, duration: duration, pitch: pitch, velocity: velocity, channel: channel))
+    }
+}
+
+/// The number of tempo changes, all tracks merged.
+@_cdecl("tactus_score_tempo_count")
+public func tactus_score_tempo_count(_ score: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guarded { () throws(CFailure) in
+        let changes = try scores.object(score).tempoChanges
+        guard let out else { throw CFailure(.invalidArgument, "the output pointer is NULL") }
+        out.pointee = Int64(changes.count)
+    }
+}
+
+/// Copies the tempo changes of all tracks, sorted by tick (file order within a tick): tick
+/// and microseconds per quarter note. A NULL column is skipped.
+@_cdecl("tactus_score_tempos")
+public func tactus_score_tempos(_ score: OpaquePointer?, _ ticks: UnsafeMutablePointer<Int64>?,
+                                _ microsecondsPerQuarter: UnsafeMutablePointer<Int32>?, _ capacity: Int64) -> Int32 {
+    guarded { () throws(CFailure) in
+        let changes = try scores.object(score).tempoChanges
+        let rows = try checkedCount(capacity, "the capacity")
+        guard rows >= changes.count else { throw CFailure(.bufferTooSmall, "\(changes.count) tempo changes, the buffers hold \(rows)") }
+        for (i, change) in changes.enumerated() {
+            ticks?[i] = change.tick
+            microsecondsPerQuarter?[i] = Int32(clamping: change.microsecondsPerQuarter)
+        }
+    }
+}
+
+/// The number of time signatures, all tracks merged.
+@_cdecl("tactus_score_time_signature_count")
+public func tactus_score_time_signature_count(_ score: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guarded { () throws(CFailure) in
+        let signatures = try scores.object(score).timeSignatures
+        guard let out else { throw CFailure(.invalidArgument, "the output pointer is NULL") }
+        out.pointee = Int64(signatures.count)
+    }
+}
+
+/// Copies the time signatures of all tracks, sorted by tick: tick, numerator and denominator
+/// (a power of two; 0 when the file's exponent exceeds 30). A NULL column is skipped.
+@_cdecl("tactus_score_time_signatures")
+public func tactus_score_time_signatures(_ score: OpaquePointer?, _ ticks: UnsafeMutablePointer<Int64>?,
+                                         _ numerator: UnsafeMutablePointer<Int32>?, _ denominator: UnsafeMutablePointer<Int32>?,
+                                         _ capacity: Int64) -> Int32 {
+    guarded { () throws(CFailure) in
+        let signatures = try scores.object(score).timeSignatures
+        let rows = try checkedCount(capacity, "the capacity")
+        guard rows >= signatures.count else { throw CFailure(.bufferTooSmall, "\(signatures.count) time signatures, the buffers hold \(rows)") }
+        for (i, item) in signatures.enumerated() {
+            ticks?[i] = item.tick
+            numerator?[i] = Int32(item.signature.numerator)
+            let power = item.signature.denominatorPower
+            denominator?[i] = power <= 30 ? Int32(1) << Int32(power) : 0
+        }
+    }
+}
+
+/// Converts `count` ticks to seconds through the tempo map of all tracks (exact rational
+/// time, rounded once to double). Fails with `TACTUS_ERROR_INVALID_FILE` for a file without
+/// timing (division 0). `ticks` and `seconds` may be the same memory only if the caller
+/// reinterprets it; they are read and written element by element.
+@_cdecl("tactus_score_ticks_to_seconds")
+public func tactus_score_ticks_to_seconds(_ score: OpaquePointer?, _ ticks: UnsafePointer<Int64>?,
+                                          _ seconds: UnsafeMutablePointer<Double>?, _ count: Int64) -> Int32 {
+    guarded { () throws(CFailure) in
+        let map = try scores.object(score).tempoMap()
+        let n = try checkedCount(count, "the count")
+        guard n == 0 || (ticks != nil && seconds != nil) else { throw CFailure(.invalidArgument, "the tick or seconds pointer is NULL") }
+        guard let ticks, let seconds else { return }
+        for i in 0..<n { seconds[i] = map.seconds(atTick: ticks[i]) }
+    }
+}

@@ -1,0 +1,261 @@
+"""Tactus from Python: Standard MIDI Files as numpy arrays, and audio rendered in process.
+
+>>> import tactus
+>>> score = tactus.Score("song.mid")
+>>> piano = score.tracks[1]
+>>> piano.pitch, piano.start, piano.start_seconds
+>>> audio = tactus.render(score, sample_rate=48000)   # (frames, 2) float32
+
+The work is done by libTactusC (Swift, through ctypes); numpy is the only dependency.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import Optional, Union
+
+import numpy as np
+
+from ._errors import (
+    InvalidArgumentError,
+    InvalidFileError,
+    InvalidHandleError,
+    RenderError,
+    TactusError,
+    TactusFileNotFoundError,
+    UnreadableFileError,
+    check,
+)
+from ._lib import lib
+
+__all__ = [
+    "Score",
+    "Track",
+    "render",
+    "TactusError",
+    "InvalidArgumentError",
+    "InvalidHandleError",
+    "TactusFileNotFoundError",
+    "UnreadableFileError",
+    "InvalidFileError",
+    "RenderError",
+]
+
+PathLike = Union[str, "os.PathLike[str]", "os.PathLike[bytes]", bytes]
+
+
+def _pointer(array: np.ndarray) -> int:
+    return array.ctypes.data
+
+
+class Score:
+    """A Standard MIDI File (formats 0, 1 and 2, RIFF RMID) loaded by Tactus.
+
+    Tracks are the file's track chunks in file order (the conductor track included), so
+    track ``i`` is mido's ``MidiFile(path).tracks[i]``.
+    """
+
+    # A load that fails leaves no handle for __del__ to free.
+    _handle: Optional[int] = None
+
+    def __init__(self, path: PathLike) -> None:
+        """Loads the file at ``path``.
+
+        Raises ``TactusFileNotFoundError`` (a ``FileNotFoundError``) when nothing is there,
+        ``UnreadableFileError`` for a directory or a file that cannot be read, and
+        ``InvalidFileError`` when the content is not a Standard MIDI File Tactus accepts.
+        """
+        handle = ctypes.c_void_p()
+        check(lib.tactus_score_load_path(os.fsencode(path), ctypes.byref(handle)))
+        self._adopt(handle)
+
+    @classmethod
+    def from_bytes(cls, data: Union[bytes, bytearray, memoryview]) -> "Score":
+        """Loads a Standard MIDI File held in memory (the bytes are copied by the parser)."""
+        raw = bytes(data)
+        handle = ctypes.c_void_p()
+        check(lib.tactus_score_load_bytes(raw, len(raw), ctypes.byref(handle)))
+        score = cls.__new__(cls)
+        score._adopt(handle)
+        return score
+
+    def _adopt(self, handle: ctypes.c_void_p) -> None:
+        self._handle = handle.value
+        self._tracks: Optional[list[Track]] = None
+        fmt, division, tpq, count = ctypes.c_int32(), ctypes.c_int32(), ctypes.c_int32(), ctypes.c_int64()
+        check(lib.tactus_score_header(self._handle, ctypes.byref(fmt), ctypes.byref(division), ctypes.byref(tpq), ctypes.byref(count)))
+        self.format: int = fmt.value
+        """The header's format word (0, 1 or 2)."""
+        self.division: int = division.value
+        """The header's division word as stored (bit 15 set for SMPTE time)."""
+        self.ticks_per_quarter: int = tpq.value
+        """Ticks per quarter note (for an SMPTE division, the ticks of half a second)."""
+        self._track_count: int = count.value
+
+    @property
+    def handle(self) -> int:
+        """The C handle; raises ``InvalidHandleError`` once the score is closed."""
+        if self._handle is None:
+            raise InvalidHandleError("the score is closed", 2)
+        return self._handle
+
+    def close(self) -> None:
+        """Frees the parsed file now (tracks already read keep their arrays)."""
+        if self._handle is not None:
+            lib.tactus_score_free(self._handle)
+            self._handle = None
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __enter__(self) -> "Score":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<tactus.Score format {self.format}, {self._track_count} tracks, {self.ticks_per_quarter} ticks per quarter>"
+
+    @property
+    def tracks(self) -> list["Track"]:
+        """The tracks in file order, with their notes read on first access."""
+        if self._tracks is None:
+            self._tracks = [Track(self, i) for i in range(self._track_count)]
+        return self._tracks
+
+    @property
+    def end_tick(self) -> int:
+        """The end of the longest track, in ticks."""
+        out = ctypes.c_int64()
+        check(lib.tactus_score_end_tick(self.handle, -1, ctypes.byref(out)))
+        return out.value
+
+    def tempos(self) -> tuple[np.ndarray, np.ndarray]:
+        """Tempo changes of all tracks, sorted by tick: (ticks int64, microseconds per quarter int32)."""
+        count = ctypes.c_int64()
+        check(lib.tactus_score_tempo_count(self.handle, ctypes.byref(count)))
+        ticks = np.empty(count.value, np.int64)
+        micros = np.empty(count.value, np.int32)
+        check(lib.tactus_score_tempos(self.handle, _pointer(ticks), _pointer(micros), count.value))
+        return ticks, micros
+
+    def time_signatures(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Time signatures of all tracks, sorted by tick: (ticks int64, numerator int32, denominator int32)."""
+        count = ctypes.c_int64()
+        check(lib.tactus_score_time_signature_count(self.handle, ctypes.byref(count)))
+        ticks = np.empty(count.value, np.int64)
+        numerator = np.empty(count.value, np.int32)
+        denominator = np.empty(count.value, np.int32)
+        check(lib.tactus_score_time_signatures(self.handle, _pointer(ticks), _pointer(numerator), _pointer(denominator), count.value))
+        return ticks, numerator, denominator
+
+    def seconds(self, ticks: "np.typing.ArrayLike") -> np.ndarray:
+        """Seconds at ``ticks`` through the tempo map of all tracks (float64, the shape of ``ticks``).
+
+        Raises ``InvalidFileError`` for a file without timing (division 0).
+        """
+        source = np.ascontiguousarray(ticks, dtype=np.int64)
+        out = np.empty(source.shape, np.float64)
+        check(lib.tactus_score_ticks_to_seconds(self.handle, _pointer(source), _pointer(out), source.size))
+        return out
+
+
+class Track:
+    """One track chunk: its name and its notes as numpy arrays, one row per note.
+
+    Notes are in note-on order, paired first in, first out per channel and key (as mido
+    users pair them and as ``tactus dump --notes`` lists them); note-ons that never end are
+    left out.
+    """
+
+    def __init__(self, score: Score, index: int) -> None:
+        """Reads track ``index`` of ``score`` (use ``score.tracks``)."""
+        self._score = score
+        self.index = index
+        """The track's position in the file."""
+        handle = score.handle
+        count = ctypes.c_int64()
+        check(lib.tactus_score_track_note_count(handle, index, ctypes.byref(count)))
+        n = count.value
+        self.start = np.empty(n, np.int64)
+        """Note-on ticks (int64)."""
+        self.duration = np.empty(n, np.int64)
+        """Note lengths in ticks (int64)."""
+        self.pitch = np.empty(n, np.uint8)
+        """Keys, 0...127 (uint8)."""
+        self.velocity = np.empty(n, np.uint8)
+        """Note-on velocities, 1...127 (uint8)."""
+        self.channel = np.empty(n, np.uint8)
+        """MIDI channels, 0...15 (uint8)."""
+        check(lib.tactus_score_track_notes(handle, index, _pointer(self.start), _pointer(self.duration), _pointer(self.pitch),
+                                           _pointer(self.velocity), _pointer(self.channel), n))
+        needed = ctypes.c_int64()
+        check(lib.tactus_score_track_name(handle, index, None, 0, ctypes.byref(needed)))
+        buffer = ctypes.create_string_buffer(needed.value)
+        check(lib.tactus_score_track_name(handle, index, buffer, needed.value, ctypes.byref(needed)))
+        self.name: str = buffer.value.decode("utf-8", "replace")
+        """The track's first name event, or ""."""
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def __repr__(self) -> str:
+        return f"<tactus.Track {self.index} {self.name!r}, {len(self)} notes>"
+
+    @property
+    def end(self) -> np.ndarray:
+        """Note-off ticks (start + duration)."""
+        return self.start + self.duration
+
+    @property
+    def start_seconds(self) -> np.ndarray:
+        """Note-on times in seconds through the score's tempo map."""
+        return self._score.seconds(self.start)
+
+    @property
+    def end_seconds(self) -> np.ndarray:
+        """Note-off times in seconds through the score's tempo map."""
+        return self._score.seconds(self.end)
+
+    @property
+    def duration_seconds(self) -> np.ndarray:
+        """Note lengths in seconds (tempo changes inside a note included)."""
+        return self.end_seconds - self.start_seconds
+
+
+_NO_REVERB = 1
+_NO_CHORUS = 2
+
+
+def render(song: Union[PathLike, Score], sample_rate: int = 44100, soundfont: Optional[PathLike] = None,
+           gain_db: float = 0.0, tail: Union[str, float] = "auto", reverb: bool = True, chorus: bool = True) -> np.ndarray:
+    """Renders a song to audio in memory: a (frames, 2) float32 array, left and right.
+
+    The samples are those ``tactus render --format f32`` writes for the same song and options:
+    ``soundfont=None`` is ``--instrument builtin`` (the built-in synthesizer; no bank is searched
+    for), a path is ``--soundfont PATH``. ``sample_rate`` is 44100, 48000 or 96000; ``gain_db``
+    -24...24; ``tail`` "auto" (until below -90 dBFS, at most 30 s after the end) or seconds
+    (0...600). ``reverb=False`` and ``chorus=False`` are ``--no-reverb`` and ``--no-chorus``
+    (SoundFont sampler only).
+    """
+    score = song if isinstance(song, Score) else Score(song)
+    if tail == "auto":
+        tail_seconds = -1.0
+    elif isinstance(tail, (int, float)) and not isinstance(tail, bool) and tail >= 0:
+        tail_seconds = float(tail)
+    else:
+        raise InvalidArgumentError(f"tail {tail!r} is not 'auto' or seconds in 0...600", 1)
+    flags = (0 if reverb else _NO_REVERB) | (0 if chorus else _NO_CHORUS)
+    bank = os.fsencode(soundfont) if soundfont is not None else None
+    handle = ctypes.c_void_p()
+    check(lib.tactus_render_score(score.handle, bank, int(sample_rate), float(gain_db), tail_seconds, flags, ctypes.byref(handle)))
+    try:
+        frames = ctypes.c_int64()
+        check(lib.tactus_render_info(handle.value, ctypes.byref(frames), None))
+        audio = np.empty((frames.value, 2), np.float32)
+        check(lib.tactus_render_copy(handle.value, _pointer(audio), frames.value))
+    finally:
+        lib.tactus_render_free(handle.value)
+    return audio
