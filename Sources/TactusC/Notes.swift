@@ -122,6 +122,46 @@ public func tactus_score_track_notes(_ score: OpaquePointer?, _ track: Int64, _ 
     }
 }
 
+/// The note counts of every track at once: `per_track` (room for `capacity` tracks, or NULL)
+/// gets each track's count, `total` (or NULL) their sum. Fewer than the file's tracks gives
+/// `TACTUS_ERROR_BUFFER_TOO_SMALL`.
+@_cdecl("tactus_score_note_counts")
+public func tactus_score_note_counts(_ score: OpaquePointer?, _ perTrack: UnsafeMutablePointer<Int64>?, _ capacity: Int64,
+                                     _ total: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guarded { () throws(CFailure) in
+        let counts = try scores.object(score).noteCounts
+        let rows = try checkedCount(capacity, "the capacity")
+        guard perTrack == nil || rows >= counts.count else { throw CFailure(.bufferTooSmall, "\(counts.count) tracks, the buffer holds \(rows)") }
+        for (i, count) in counts.enumerated() { perTrack?[i] = Int64(count) }
+        total?.pointee = Int64(counts.reduce(0, +))
+    }
+}
+
+/// The notes of every track in one set of columns, track after track in file order (each
+/// track's rows as `tactus_score_track_notes` gives them; `tactus_score_note_counts` says
+/// where each track starts). One call instead of one per track, for bindings whose calls cost.
+@_cdecl("tactus_score_notes")
+public func tactus_score_notes(_ score: OpaquePointer?, _ start: UnsafeMutablePointer<Int64>?,
+                               _ duration: UnsafeMutablePointer<Int64>?, _ pitch: UnsafeMutablePointer<UInt8>?,
+                               _ velocity: UnsafeMutablePointer<UInt8>?, _ channel: UnsafeMutablePointer<UInt8>?,
+                               _ capacity: Int64) -> Int32 {
+    guarded { () throws(CFailure) in
+        let box = try scores.object(score)
+        let tracks = box.file.tracks
+        let rows = try checkedCount(capacity, "the capacity")
+        let counts = box.noteCounts
+        let total = counts.reduce(0, +)
+        guard rows >= total else { throw CFailure(.bufferTooSmall, "the file has \(total) notes, the buffers hold \(rows)") }
+        var offset = 0
+        for (track, count) in zip(tracks, counts) {
+            TrackNotes.fill(track, into: NoteColumns(start: start.map { $0 + offset }, duration: duration.map { $0 + offset },
+                                                     pitch: pitch.map { $0 + offset }, velocity: velocity.map { $0 + offset },
+                                                     channel: channel.map { $0 + offset }))
+            offset += count
+        }
+    }
+}
+
 /// The number of tempo changes, all tracks merged.
 @_cdecl("tactus_score_tempo_count")
 public func tactus_score_tempo_count(_ score: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {

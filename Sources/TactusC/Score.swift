@@ -8,6 +8,7 @@ final class ScoreBox: Sendable {
     let file: StandardMIDIFile
     let name: String
     private let cachedTempoMap = Mutex<TempoMap?>(nil)
+    private let cachedNoteCounts = Mutex<[Int]?>(nil)
 
     init(file: StandardMIDIFile, name: String) {
         self.file = file
@@ -48,6 +49,15 @@ final class ScoreBox: Sendable {
         let map = TempoMap(timeBase: file.timeBase, changes: tempoChanges)
         cachedTempoMap.withLock { $0 = map }
         return map
+    }
+
+    /// The note count of every track (``TrackNotes/count(_:)``), counted once: the whole-file
+    /// calls ask for them twice (counts, then the fill).
+    var noteCounts: [Int] {
+        if let counts = cachedNoteCounts.withLock({ $0 }) { return counts }
+        let counts = file.tracks.map(TrackNotes.count)
+        cachedNoteCounts.withLock { $0 = counts }
+        return counts
     }
 
     /// The track at `index`.

@@ -46,7 +46,8 @@ PathLike = Union[str, "os.PathLike[str]", "os.PathLike[bytes]", bytes]
 
 
 def _pointer(array: np.ndarray) -> int:
-    return array.ctypes.data
+    # Much cheaper than array.ctypes.data, which builds a helper object per call.
+    return array.__array_interface__["data"][0]
 
 
 class Score:
@@ -101,7 +102,8 @@ class Score:
         return self._handle
 
     def close(self) -> None:
-        """Frees the parsed file now (tracks already read keep their arrays)."""
+        """Frees the parsed file now (tracks already read keep their note arrays; a track name
+        not yet read can no longer be)."""
         if self._handle is not None:
             lib.tactus_score_free(self._handle)
             self._handle = None
@@ -120,9 +122,28 @@ class Score:
 
     @property
     def tracks(self) -> list["Track"]:
-        """The tracks in file order, with their notes read on first access."""
+        """The tracks in file order, read on first access: two C calls for the whole file,
+        each track's arrays being views of one set of columns."""
         if self._tracks is None:
-            self._tracks = [Track(self, i) for i in range(self._track_count)]
+            handle = self.handle
+            counts = np.empty(self._track_count, np.int64)
+            total = ctypes.c_int64()
+            check(lib.tactus_score_note_counts(handle, _pointer(counts), self._track_count, ctypes.byref(total)))
+            n = total.value
+            # One allocation and one pointer for the five columns (a pointer from numpy costs
+            # microseconds, more than a small file's notes).
+            block = np.empty(19 * n, np.uint8)
+            base = _pointer(block)
+            check(lib.tactus_score_notes(handle, base, base + 8 * n, base + 16 * n, base + 17 * n, base + 18 * n, n))
+            start, duration = block[:8 * n].view(np.int64), block[8 * n:16 * n].view(np.int64)
+            pitch, velocity, channel = block[16 * n:17 * n], block[17 * n:18 * n], block[18 * n:]
+            tracks = []
+            offset = 0
+            for index, count in enumerate(counts.tolist()):
+                rows = slice(offset, offset + count)
+                tracks.append(Track(self, index, start[rows], duration[rows], pitch[rows], velocity[rows], channel[rows]))
+                offset += count
+            self._tracks = tracks
         return self._tracks
 
     @property
@@ -170,33 +191,37 @@ class Track:
     left out.
     """
 
-    def __init__(self, score: Score, index: int) -> None:
-        """Reads track ``index`` of ``score`` (use ``score.tracks``)."""
+    __slots__ = ("_score", "index", "start", "duration", "pitch", "velocity", "channel", "_name")
+
+    def __init__(self, score: Score, index: int, start: np.ndarray, duration: np.ndarray, pitch: np.ndarray,
+                 velocity: np.ndarray, channel: np.ndarray) -> None:
+        """Made by ``Score.tracks``: track ``index`` of ``score`` and its note columns."""
         self._score = score
-        self.index = index
+        self.index: int = index
         """The track's position in the file."""
-        handle = score.handle
-        count = ctypes.c_int64()
-        check(lib.tactus_score_track_note_count(handle, index, ctypes.byref(count)))
-        n = count.value
-        self.start = np.empty(n, np.int64)
+        self.start: np.ndarray = start
         """Note-on ticks (int64)."""
-        self.duration = np.empty(n, np.int64)
+        self.duration: np.ndarray = duration
         """Note lengths in ticks (int64)."""
-        self.pitch = np.empty(n, np.uint8)
+        self.pitch: np.ndarray = pitch
         """Keys, 0...127 (uint8)."""
-        self.velocity = np.empty(n, np.uint8)
+        self.velocity: np.ndarray = velocity
         """Note-on velocities, 1...127 (uint8)."""
-        self.channel = np.empty(n, np.uint8)
+        self.channel: np.ndarray = channel
         """MIDI channels, 0...15 (uint8)."""
-        check(lib.tactus_score_track_notes(handle, index, _pointer(self.start), _pointer(self.duration), _pointer(self.pitch),
-                                           _pointer(self.velocity), _pointer(self.channel), n))
-        needed = ctypes.c_int64()
-        check(lib.tactus_score_track_name(handle, index, None, 0, ctypes.byref(needed)))
-        buffer = ctypes.create_string_buffer(needed.value)
-        check(lib.tactus_score_track_name(handle, index, buffer, needed.value, ctypes.byref(needed)))
-        self.name: str = buffer.value.decode("utf-8", "replace")
+        self._name: Optional[str] = None
+
+    @property
+    def name(self) -> str:
         """The track's first name event, or ""."""
+        if self._name is None:
+            handle = self._score.handle
+            needed = ctypes.c_int64()
+            check(lib.tactus_score_track_name(handle, self.index, None, 0, ctypes.byref(needed)))
+            buffer = ctypes.create_string_buffer(needed.value)
+            check(lib.tactus_score_track_name(handle, self.index, buffer, needed.value, ctypes.byref(needed)))
+            self._name = buffer.value.decode("utf-8", "replace")
+        return self._name
 
     def __len__(self) -> int:
         return len(self.start)

@@ -51,6 +51,8 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "tactus_score_track_name": (_i32, [_p, _i64, ctypes.c_char_p, _i64, _pi64]),
     "tactus_score_track_note_count": (_i32, [_p, _i64, _pi64]),
     "tactus_score_track_notes": (_i32, [_p, _i64, _p, _p, _p, _p, _p, _i64]),
+    "tactus_score_note_counts": (_i32, [_p, _p, _i64, _pi64]),
+    "tactus_score_notes": (_i32, [_p, _p, _p, _p, _p, _p, _i64]),
     "tactus_score_tempo_count": (_i32, [_p, _pi64]),
     "tactus_score_tempos": (_i32, [_p, _p, _p, _i64]),
     "tactus_score_time_signature_count": (_i32, [_p, _pi64]),

@@ -139,3 +139,18 @@ def test_tempos_and_time_signatures_equal_mido() -> None:
     sig_ticks, numerators, denominators = score.time_signatures()
     assert list(zip(sig_ticks.tolist(), numerators.tolist(), denominators.tolist())) == sorted(signatures, key=lambda s: s[0])
     assert len(signatures) > 0
+
+
+def test_per_track_calls_equal_the_whole_file_call() -> None:
+    import ctypes
+
+    from tactus._lib import lib
+
+    score = tactus.Score(FILES[5])
+    for track in score.tracks:
+        count = ctypes.c_int64()
+        assert lib.tactus_score_track_note_count(score.handle, track.index, ctypes.byref(count)) == 0
+        start, pitch = np.empty(count.value, np.int64), np.empty(count.value, np.uint8)
+        assert lib.tactus_score_track_notes(score.handle, track.index, start.ctypes.data, None, pitch.ctypes.data,
+                                            None, None, count.value) == 0
+        assert np.array_equal(start, track.start) and np.array_equal(pitch, track.pitch)

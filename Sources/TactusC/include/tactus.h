@@ -70,6 +70,11 @@ int32_t tactus_score_track_name(const TactusScore *score, int64_t track, char *b
 int32_t tactus_score_track_note_count(const TactusScore *score, int64_t track, int64_t *out);
 int32_t tactus_score_track_notes(const TactusScore *score, int64_t track, int64_t *start, int64_t *duration,
                                  uint8_t *pitch, uint8_t *velocity, uint8_t *channel, int64_t capacity);
+/* Every track's notes in one call: per-track counts (room for the track count, or NULL)
+ * and their total; then all tracks' notes concatenated in file order. */
+int32_t tactus_score_note_counts(const TactusScore *score, int64_t *per_track, int64_t capacity, int64_t *total);
+int32_t tactus_score_notes(const TactusScore *score, int64_t *start, int64_t *duration, uint8_t *pitch,
+                           uint8_t *velocity, uint8_t *channel, int64_t capacity);
 /* Tempo changes and time signatures of all tracks, sorted by tick. */
 int32_t tactus_score_tempo_count(const TactusScore *score, int64_t *out);
 int32_t tactus_score_tempos(const TactusScore *score, int64_t *ticks, int32_t *microseconds_per_quarter,
