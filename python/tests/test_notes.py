@@ -154,3 +154,23 @@ def test_per_track_calls_equal_the_whole_file_call() -> None:
         assert lib.tactus_score_track_notes(score.handle, track.index, start.ctypes.data, None, pitch.ctypes.data,
                                             None, None, count.value) == 0
         assert np.array_equal(start, track.start) and np.array_equal(pitch, track.pitch)
+
+
+def _mido_reads(path: Path) -> bool:
+    try:
+        mido.MidiFile(str(path))
+        return True
+    except Exception:
+        return False
+
+
+# Every corpus file mido reads, but the deliberately broken ones (where MANIFEST.md allows
+# either reading, or asks for a refusal mido does not make).
+WHOLE_CORPUS = [p for p in sorted(CORPUS.rglob("*.mid")) if "malformed" not in p.parts and _mido_reads(p)]
+
+
+def test_whole_corpus_notes_equal_mido() -> None:
+    assert len(WHOLE_CORPUS) > 100
+    for path in WHOLE_CORPUS:
+        score = tactus.Score(path)
+        assert [tactus_notes(t) for t in score.tracks] == mido_notes(path), path.name

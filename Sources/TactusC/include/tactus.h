@@ -16,8 +16,11 @@
  * fork: a child may use handles made before the fork, and make new ones, provided no other
  * thread of the parent was inside a tactus_* call at the moment of the fork (a lock or the
  * allocator could be held by a thread that does not exist in the child). A render runs two
- * threads of its own while tactus_render_score is in progress and none afterwards, so forking
- * data loader workers between calls is safe.
+ * threads of its own (the session's control thread and the backend's render thread) while
+ * tactus_render_score is in progress; the render thread is joined before it returns, the
+ * detached control thread may still be releasing the finished session for a moment after
+ * (holding no Tactus lock; glibc's allocator is fork-safe). Forking data loader workers
+ * between calls is what the tests exercise.
  */
 #ifndef TACTUS_H
 #define TACTUS_H
