@@ -34,7 +34,7 @@ private let messageKey: pthread_key_t = {
     return key
 }()
 
-/// The message `tactus_last_error_message` returns while no call on this thread has failed.
+/// The message `tactus_last_error_message` returns before any call on this thread has failed.
 private let noMessage: StaticString = ""
 
 /// Replaces this thread's last message.
@@ -53,12 +53,13 @@ func lastMessage() -> UnsafePointer<CChar> {
     return UnsafeRawPointer(noMessage.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
-/// Runs the body of an exported function: success clears this thread's message, a failure
-/// stores its message and becomes its code. Nothing is thrown across the boundary.
+/// Runs the body of an exported function: a failure stores its message and becomes its code.
+/// Success leaves the message alone, as errno is left: a binding that frees handles from a
+/// garbage collector would otherwise wipe a message between a failure and its reading.
+/// Nothing is thrown across the boundary.
 func guarded(_ body: () throws(CFailure) -> Void) -> Int32 {
     do {
         try body()
-        setLastMessage("")
         return ResultCode.ok.rawValue
     } catch {
         setLastMessage(error.message)

@@ -7,21 +7,36 @@ import Playback
 import Sampler
 import Sequencing
 import SoundFont
+import Synchronization
 
 /// Interleaved stereo frames in fixed chunks, so a long render never copies what it already
-/// holds (a growing array would, and would hold up to twice the audio while it grows).
+/// holds (a growing array would, and would hold up to twice the audio while it grows). Chunks
+/// are mapped pages of their own, so ``take(into:)`` hands each back to the kernel as soon as
+/// it is copied: moving the audio out then needs little more memory than the audio.
 final class ChunkedAudio: AudioSink, @unchecked Sendable {
     static let chunkFrames = 1 << 16
+    private static let chunkBytes = 2 * chunkFrames * MemoryLayout<Float>.size
+
+    struct OutOfMemory: Error, CustomStringConvertible {
+        var description: String { "out of memory for the rendered audio" }
+    }
+
     // Written by the backend's render thread only, and read after the session has finished:
     // the backend joins its thread before the session reports the end, which orders the two.
-    private(set) var chunks: [UnsafeMutablePointer<Float>] = []
+    // Afterwards the handle's calls read and take them under `taken`'s lock.
+    private var chunks: [UnsafeMutablePointer<Float>] = []
     private(set) var frameCount = 0
+    private let taken = Mutex<Bool>(false)
 
     func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws {
         var done = 0
         while done < count {
             let inChunk = frameCount % Self.chunkFrames
-            if inChunk == 0 { chunks.append(.allocate(capacity: 2 * Self.chunkFrames)) }
+            if inChunk == 0 {
+                guard let pages = mmap(nil, Self.chunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+                      pages != MAP_FAILED else { throw OutOfMemory() }
+                chunks.append(pages.bindMemory(to: Float.self, capacity: 2 * Self.chunkFrames))
+            }
             let chunk = chunks[chunks.count - 1] + 2 * inChunk
             let n = min(count - done, Self.chunkFrames - inChunk)
             for i in 0..<n {
@@ -37,18 +52,28 @@ final class ChunkedAudio: AudioSink, @unchecked Sendable {
 
     func cancel() {}
 
-    /// Copies every frame into `destination` (room for ``frameCount`` frames).
-    func copy(into destination: UnsafeMutablePointer<Float>) {
-        var left = frameCount
-        for (i, chunk) in chunks.enumerated() {
-            let n = min(left, Self.chunkFrames)
-            (destination + 2 * i * Self.chunkFrames).update(from: chunk, count: 2 * n)
-            left -= n
+    /// Copies every frame into `destination` (room for ``frameCount`` frames), and with
+    /// `release` unmaps each chunk once copied; false when the audio was already released.
+    func copy(into destination: UnsafeMutablePointer<Float>, release: Bool) -> Bool {
+        taken.withLock { taken in
+            guard !taken else { return false }
+            var left = frameCount
+            for (i, chunk) in chunks.enumerated() {
+                let n = min(left, Self.chunkFrames)
+                (destination + 2 * i * Self.chunkFrames).update(from: chunk, count: 2 * n)
+                left -= n
+                if release { munmap(chunk, Self.chunkBytes) }
+            }
+            if release {
+                chunks = []
+                taken = true
+            }
+            return true
         }
     }
 
     deinit {
-        for chunk in chunks { chunk.deallocate() }
+        for chunk in chunks { munmap(chunk, Self.chunkBytes) }
     }
 }
 
@@ -183,13 +208,27 @@ public func tactus_render_info(_ render: OpaquePointer?, _ frames: UnsafeMutable
 /// `TACTUS_ERROR_BUFFER_TOO_SMALL` and writes nothing.
 @_cdecl("tactus_render_copy")
 public func tactus_render_copy(_ render: OpaquePointer?, _ buffer: UnsafeMutablePointer<Float>?, _ capacityFrames: Int64) -> Int32 {
-    guarded { () throws(CFailure) in
-        let audio = try renders.object(render).audio
-        let capacity = try checkedCount(capacityFrames, "the capacity")
-        guard capacity >= audio.frameCount else { throw CFailure(.bufferTooSmall, "the render has \(audio.frameCount) frames, the buffer holds \(capacity)") }
-        guard audio.frameCount == 0 || buffer != nil else { throw CFailure(.invalidArgument, "the buffer is NULL") }
-        if let buffer { audio.copy(into: buffer) }
+    guarded { () throws(CFailure) in try copyAudio(render, buffer, capacityFrames, release: false) }
+}
+
+/// As `tactus_render_copy`, but the render's memory is released as it is copied, so moving
+/// the audio out takes little more than the audio itself; afterwards the render holds no
+/// audio (copy and take fail with `TACTUS_ERROR_INVALID_ARGUMENT`; info still answers).
+@_cdecl("tactus_render_take")
+public func tactus_render_take(_ render: OpaquePointer?, _ buffer: UnsafeMutablePointer<Float>?, _ capacityFrames: Int64) -> Int32 {
+    guarded { () throws(CFailure) in try copyAudio(render, buffer, capacityFrames, release: true) }
+}
+
+private func copyAudio(_ render: OpaquePointer?, _ buffer: UnsafeMutablePointer<Float>?, _ capacityFrames: Int64,
+                       release: Bool) throws(CFailure) {
+    let audio = try renders.object(render).audio
+    let capacity = try checkedCount(capacityFrames, "the capacity")
+    guard capacity >= audio.frameCount else { throw CFailure(.bufferTooSmall, "the render has \(audio.frameCount) frames, the buffer holds \(capacity)") }
+    guard let buffer else {
+        guard audio.frameCount == 0 else { throw CFailure(.invalidArgument, "the buffer is NULL") }
+        return
     }
+    guard audio.copy(into: buffer, release: release) else { throw CFailure(.invalidArgument, "the render's audio was already taken") }
 }
 
 /// Frees a render and its audio.
@@ -200,8 +239,8 @@ public func tactus_render_free(_ render: OpaquePointer?) -> Int32 {
     }
 }
 
-/// The message of the last failed call on this thread, or "" after a call that succeeded.
-/// Owned by the library; valid until this thread's next call.
+/// The message of the last failed call on this thread ("" before any failed). A call that
+/// succeeds leaves it; owned by the library, valid until this thread's next failed call.
 @_cdecl("tactus_last_error_message")
 public func tactus_last_error_message() -> UnsafePointer<CChar> {
     lastMessage()

@@ -280,7 +280,8 @@ def render(song: Union[PathLike, Score], sample_rate: int = 44100, soundfont: Op
         frames = ctypes.c_int64()
         check(lib.tactus_render_info(handle.value, ctypes.byref(frames), None))
         audio = np.empty((frames.value, 2), np.float32)
-        check(lib.tactus_render_copy(handle.value, _pointer(audio), frames.value))
+        # Taken rather than copied: the library frees its copy as this one fills.
+        check(lib.tactus_render_take(handle.value, _pointer(audio), frames.value))
     finally:
         lib.tactus_render_free(handle.value)
     return audio

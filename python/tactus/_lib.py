@@ -61,6 +61,7 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "tactus_render_score": (_i32, [_p, ctypes.c_char_p, _i32, ctypes.c_float, ctypes.c_double, ctypes.c_uint32, _pp]),
     "tactus_render_info": (_i32, [_p, _pi64, _pi32]),
     "tactus_render_copy": (_i32, [_p, _p, _i64]),
+    "tactus_render_take": (_i32, [_p, _p, _i64]),
     "tactus_render_free": (_i32, [_p]),
 }
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import struct
+import sys
 import subprocess
 from pathlib import Path
 
@@ -85,3 +85,39 @@ def test_render_checks_its_options() -> None:
         tactus.render(SONG, soundfont="/nonexistent/bank.sf2")
     with pytest.raises(tactus.InvalidFileError):
         tactus.render(SONG, soundfont=SONG)
+
+
+def test_rendering_allocates_at_most_twice_the_output() -> None:
+    # In a fresh process, whose peak RSS the earlier tests have not raised.
+    script = (
+        "import resource, sys, tactus\n"
+        "score = tactus.Score(sys.argv[1])\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "audio = tactus.render(score)\n"
+        "grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024\n"
+        "print(audio.nbytes, grown)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script, str(SONG)], check=True, capture_output=True, text=True)
+    output, grown = map(int, result.stdout.split())
+    assert output > 10 << 20
+    assert grown <= 2 * output, f"peak RSS grew {grown} bytes for {output} bytes of audio"
+
+
+def test_take_releases_the_audio_copy_keeps_it() -> None:
+    import ctypes
+
+    from tactus._lib import lib
+
+    score = tactus.Score(REPO / "Songs" / "seven-eight.mid")
+    handle = ctypes.c_void_p()
+    assert lib.tactus_render_score(score.handle, None, 44100, 0.0, 0.25, 0, ctypes.byref(handle)) == 0
+    frames = ctypes.c_int64()
+    assert lib.tactus_render_info(handle.value, ctypes.byref(frames), None) == 0
+    first, second, third = (np.empty((frames.value, 2), np.float32) for _ in range(3))
+    assert lib.tactus_render_copy(handle.value, first.ctypes.data, frames.value) == 0
+    assert lib.tactus_render_take(handle.value, second.ctypes.data, frames.value) == 0
+    assert np.array_equal(first, second) and np.abs(first).max() > 0
+    assert lib.tactus_render_take(handle.value, third.ctypes.data, frames.value) == 1
+    assert lib.tactus_render_copy(handle.value, third.ctypes.data, frames.value) == 1
+    assert b"already taken" in lib.tactus_last_error_message()
+    assert lib.tactus_render_free(handle.value) == 0

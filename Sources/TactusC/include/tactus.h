@@ -52,8 +52,9 @@ enum {
 
 /* 1 for this header. */
 int32_t tactus_abi_version(void);
-/* Why the last failed call on this thread failed; "" after a success. Valid until this
- * thread's next tactus_* call; owned by the library. */
+/* Why the last failed call on this thread failed ("" before any failed). Calls that succeed
+ * leave it, as they leave errno, so read it right after a call returns non-zero. Valid until
+ * this thread's next failed call; owned by the library. */
 const char *tactus_last_error_message(void);
 
 /* Scores: Standard MIDI Files as read (formats 0, 1, 2, RIFF RMID). */
@@ -98,6 +99,9 @@ int32_t tactus_render_score(const TactusScore *score, const char *soundfont, int
 int32_t tactus_render_info(const TactusRender *render, int64_t *frames, int32_t *sample_rate);
 /* Interleaved float32 stereo, left then right. */
 int32_t tactus_render_copy(const TactusRender *render, float *buffer, int64_t capacity_frames);
+/* As copy, releasing the render's memory chunk by chunk as it goes (peak memory about one
+ * copy of the audio); afterwards the render holds no audio. */
+int32_t tactus_render_take(TactusRender *render, float *buffer, int64_t capacity_frames);
 int32_t tactus_render_free(TactusRender *render);
 
 #ifdef __cplusplus
