@@ -23,27 +23,36 @@ struct NoteColumns {
 /// as a message (no partner within a note's longest duration) paired first in, first out per
 /// channel and key with the next note-off; note-ons that never end are left out.
 enum TrackNotes {
-    /// True when the track holds unpaired note messages, which need the slower pairing pass.
-    private static func hasNoteMessages(_ track: MusicTrack) -> Bool {
-        track.events.contains { e in
-            if case .message(let m) = e.event { return m.isNoteOn || m.isNoteOff }
-            return false
-        }
+    /// What a first pass over a track learns: how many notes ``fill(_:into:pairing:)``
+    /// writes, and whether the track holds unpaired note messages, which need the slower
+    /// pairing pass (they are rare: a release further than a note's longest duration, or none).
+    struct Summary: Sendable {
+        var count: Int
+        var needsPairing: Bool
     }
 
-    /// The number of notes ``fill(_:into:)`` writes.
+    static func summary(_ track: MusicTrack) -> Summary {
+        var count = 0
+        for e in track.events {
+            switch e.event {
+            case .note: count += 1
+            case .message(let m) where m.isNoteOn || m.isNoteOff:
+                return Summary(count: paired(track).count, needsPairing: true)
+            default: break
+            }
+        }
+        return Summary(count: count, needsPairing: false)
+    }
+
+    /// The number of notes ``fill(_:into:pairing:)`` writes.
     static func count(_ track: MusicTrack) -> Int {
-        if !hasNoteMessages(track) {
-            var count = 0
-            for e in track.events { if case .note = e.event { count += 1 } }
-            return count
-        }
-        return paired(track).count
+        summary(track).count
     }
 
-    /// Writes the notes into `columns`, which hold at least ``count(_:)`` rows.
-    static func fill(_ track: MusicTrack, into columns: NoteColumns) {
-        if !hasNoteMessages(track) {
+    /// Writes the notes into `columns`, which hold at least ``count(_:)`` rows; `pairing` is
+    /// the track's ``Summary/needsPairing``.
+    static func fill(_ track: MusicTrack, into columns: NoteColumns, pairing: Bool) {
+        if !pairing {
             var i = 0
             for e in track.events {
                 guard case .note(let n) = e.event else { continue }
@@ -63,33 +72,36 @@ enum TrackNotes {
         var pitch: UInt8
         var velocity: UInt8
         var channel: UInt8
+        var ended: Bool
     }
 
     private static func paired(_ track: MusicTrack) -> [Row] {
         var rows: [Row] = []
-        var ended: [Bool] = []
-        var waiting: [Int: [Int]] = [:]  // channel << 7 | key: indices in `rows`, oldest first
+        rows.reserveCapacity(track.events.count)
+        // One first-in, first-out queue of row indices per channel and key, read from `heads`.
+        var waiting = [[Int]](repeating: [], count: 16 << 7)
+        var heads = [Int](repeating: 0, count: 16 << 7)
         for e in track.events {
             switch e.event {
             case .note(let n):
-                rows.append(Row(start: e.tick, end: e.tick + n.duration, pitch: n.key, velocity: n.velocity, channel: n.channel))
-                ended.append(true)
+                rows.append(Row(start: e.tick, end: e.tick + n.duration, pitch: n.key, velocity: n.velocity, channel: n.channel, ended: true))
             case .message(let m) where m.isNoteOn:
-                waiting[Int(m.channel) << 7 | Int(m.data1 & 0x7F), default: []].append(rows.count)
-                rows.append(Row(start: e.tick, end: e.tick, pitch: m.data1 & 0x7F, velocity: m.data2 & 0x7F, channel: m.channel))
-                ended.append(false)
+                waiting[Int(m.channel) << 7 | Int(m.data1 & 0x7F)].append(rows.count)
+                rows.append(Row(start: e.tick, end: e.tick, pitch: m.data1 & 0x7F, velocity: m.data2 & 0x7F, channel: m.channel, ended: false))
             case .message(let m) where m.isNoteOff:
                 let key = Int(m.channel) << 7 | Int(m.data1 & 0x7F)
-                if let first = waiting[key]?.first {
-                    waiting[key]?.removeFirst()
+                if heads[key] < waiting[key].count {
+                    let first = waiting[key][heads[key]]
+                    heads[key] += 1
                     rows[first].end = e.tick
-                    ended[first] = true
+                    rows[first].ended = true
                 }
             default:
                 break
             }
         }
-        return zip(rows, ended).filter { $0.1 }.map(\.0)
+        rows.removeAll { !$0.ended }
+        return rows
     }
 }
 
@@ -116,9 +128,10 @@ public func tactus_score_track_notes(_ score: OpaquePointer?, _ track: Int64, _ 
     guarded { () throws(CFailure) in
         let notes = try scores.object(score).track(track)
         let rows = try checkedCount(capacity, "the capacity")
-        let count = TrackNotes.count(notes)
-        guard rows >= count else { throw CFailure(.bufferTooSmall, "track \(track) has \(count) notes, the buffers hold \(rows)") }
-        TrackNotes.fill(notes, into: NoteColumns(start: start, duration: duration, pitch: pitch, velocity: velocity, channel: channel))
+        let summary = TrackNotes.summary(notes)
+        guard rows >= summary.count else { throw CFailure(.bufferTooSmall, "track \(track) has \(summary.count) notes, the buffers hold \(rows)") }
+        TrackNotes.fill(notes, into: NoteColumns(start: start, duration: duration, pitch: pitch, velocity: velocity, channel: channel),
+                        pairing: summary.needsPairing)
     }
 }
 
@@ -129,11 +142,15 @@ public func tactus_score_track_notes(_ score: OpaquePointer?, _ track: Int64, _ 
 public func tactus_score_note_counts(_ score: OpaquePointer?, _ perTrack: UnsafeMutablePointer<Int64>?, _ capacity: Int64,
                                      _ total: UnsafeMutablePointer<Int64>?) -> Int32 {
     guarded { () throws(CFailure) in
-        let counts = try scores.object(score).noteCounts
+        let summaries = try scores.object(score).noteSummaries
         let rows = try checkedCount(capacity, "the capacity")
-        guard perTrack == nil || rows >= counts.count else { throw CFailure(.bufferTooSmall, "\(counts.count) tracks, the buffer holds \(rows)") }
-        for (i, count) in counts.enumerated() { perTrack?[i] = Int64(count) }
-        total?.pointee = Int64(counts.reduce(0, +))
+        guard perTrack == nil || rows >= summaries.count else { throw CFailure(.bufferTooSmall, "\(summaries.count) tracks, the buffer holds \(rows)") }
+        var sum: Int64 = 0
+        for (i, summary) in summaries.enumerated() {
+            perTrack?[i] = Int64(summary.count)
+            sum += Int64(summary.count)
+        }
+        total?.pointee = sum
     }
 }
 
@@ -149,15 +166,16 @@ public func tactus_score_notes(_ score: OpaquePointer?, _ start: UnsafeMutablePo
         let box = try scores.object(score)
         let tracks = box.file.tracks
         let rows = try checkedCount(capacity, "the capacity")
-        let counts = box.noteCounts
-        let total = counts.reduce(0, +)
+        let summaries = box.noteSummaries
+        let total = summaries.reduce(0) { $0 + $1.count }
         guard rows >= total else { throw CFailure(.bufferTooSmall, "the file has \(total) notes, the buffers hold \(rows)") }
         var offset = 0
-        for (track, count) in zip(tracks, counts) {
+        for (track, summary) in zip(tracks, summaries) {
             TrackNotes.fill(track, into: NoteColumns(start: start.map { $0 + offset }, duration: duration.map { $0 + offset },
                                                      pitch: pitch.map { $0 + offset }, velocity: velocity.map { $0 + offset },
-                                                     channel: channel.map { $0 + offset }))
-            offset += count
+                                                     channel: channel.map { $0 + offset }),
+                             pairing: summary.needsPairing)
+            offset += summary.count
         }
     }
 }

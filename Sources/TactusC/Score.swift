@@ -8,7 +8,7 @@ final class ScoreBox: Sendable {
     let file: StandardMIDIFile
     let name: String
     private let cachedTempoMap = Mutex<TempoMap?>(nil)
-    private let cachedNoteCounts = Mutex<[Int]?>(nil)
+    private let cachedNoteSummaries = Mutex<[TrackNotes.Summary]?>(nil)
 
     init(file: StandardMIDIFile, name: String) {
         self.file = file
@@ -51,13 +51,13 @@ final class ScoreBox: Sendable {
         return map
     }
 
-    /// The note count of every track (``TrackNotes/count(_:)``), counted once: the whole-file
-    /// calls ask for them twice (counts, then the fill).
-    var noteCounts: [Int] {
-        if let counts = cachedNoteCounts.withLock({ $0 }) { return counts }
-        let counts = file.tracks.map(TrackNotes.count)
-        cachedNoteCounts.withLock { $0 = counts }
-        return counts
+    /// Every track's ``TrackNotes/Summary``, made once: the whole-file calls ask for them
+    /// twice (counts, then the fill).
+    var noteSummaries: [TrackNotes.Summary] {
+        if let summaries = cachedNoteSummaries.withLock({ $0 }) { return summaries }
+        let summaries = file.tracks.map(TrackNotes.summary)
+        cachedNoteSummaries.withLock { $0 = summaries }
+        return summaries
     }
 
     /// The track at `index`.

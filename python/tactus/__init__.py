@@ -265,6 +265,9 @@ def render(song: Union[PathLike, Score], sample_rate: int = 44100, soundfont: Op
     (0...600). ``reverb=False`` and ``chorus=False`` are ``--no-reverb`` and ``--no-chorus``
     (SoundFont sampler only).
     """
+    if sample_rate not in (44100, 48000, 96000):
+        # Checked here too: ctypes would wrap a rate beyond 32 bits into a valid one.
+        raise InvalidArgumentError(f"unsupported sample rate {sample_rate} (use 44100, 48000 or 96000)", 1)
     score = song if isinstance(song, Score) else Score(song)
     if tail == "auto":
         tail_seconds = -1.0

@@ -77,6 +77,8 @@ def test_render_is_identical_across_runs() -> None:
 def test_render_checks_its_options() -> None:
     with pytest.raises(tactus.InvalidArgumentError, match="sample rate"):
         tactus.render(SONG, sample_rate=22050)
+    with pytest.raises(tactus.InvalidArgumentError, match="sample rate"):
+        tactus.render(SONG, sample_rate=2**32 + 44100)
     with pytest.raises(tactus.InvalidArgumentError, match="gain"):
         tactus.render(SONG, gain_db=40)
     with pytest.raises(tactus.InvalidArgumentError):
