@@ -32,16 +32,20 @@ enum TrackNotes {
     }
 
     static func summary(_ track: MusicTrack) -> Summary {
-        var count = 0
-        for e in track.events {
-            switch e.event {
-            case .note: count += 1
-            case .message(let m) where m.isNoteOn || m.isNoteOff:
-                return Summary(count: paired(track).count, needsPairing: true)
-            default: break
+        // Events are read in place: a copy of each would retain the payloads of meta and
+        // sysex events.
+        let needsPairing = track.events.withUnsafeBufferPointer { events in
+            var count = 0
+            for i in events.indices {
+                switch events[i].event {
+                case .note: count += 1
+                case .message(let m) where m.isNoteOn || m.isNoteOff: return Summary(count: 0, needsPairing: true)
+                default: break
+                }
             }
+            return Summary(count: count, needsPairing: false)
         }
-        return Summary(count: count, needsPairing: false)
+        return needsPairing.needsPairing ? Summary(count: paired(track).count, needsPairing: true) : needsPairing
     }
 
     /// The number of notes ``fill(_:into:pairing:)`` writes.
@@ -53,11 +57,13 @@ enum TrackNotes {
     /// the track's ``Summary/needsPairing``.
     static func fill(_ track: MusicTrack, into columns: NoteColumns, pairing: Bool) {
         if !pairing {
-            var i = 0
-            for e in track.events {
-                guard case .note(let n) = e.event else { continue }
-                columns.store(i, start: e.tick, duration: n.duration, pitch: n.key, velocity: n.velocity, channel: n.channel)
-                i += 1
+            track.events.withUnsafeBufferPointer { events in
+                var row = 0
+                for i in events.indices {
+                    guard case .note(let n) = events[i].event else { continue }
+                    columns.store(row, start: events[i].tick, duration: n.duration, pitch: n.key, velocity: n.velocity, channel: n.channel)
+                    row += 1
+                }
             }
             return
         }
