@@ -50,6 +50,36 @@ def _pointer(array: np.ndarray) -> int:
     return array.__array_interface__["data"][0]
 
 
+class _ScoreHandle:
+    """Owns one C score handle. A score and its tracks share it, so neither holds the other:
+    a cycle between them would leave each parsed file to the cyclic garbage collector."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Optional[int]) -> None:
+        self.value = value
+
+    def get(self) -> int:
+        if self.value is None:
+            raise InvalidHandleError("the score is closed", 2)
+        return self.value
+
+    def close(self) -> None:
+        if self.value is not None:
+            lib.tactus_score_free(self.value)
+            self.value = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _seconds(handle: int, ticks: "np.typing.ArrayLike") -> np.ndarray:
+    source = np.ascontiguousarray(ticks, dtype=np.int64)
+    out = np.empty(source.shape, np.float64)
+    check(lib.tactus_score_ticks_to_seconds(handle, _pointer(source), _pointer(out), source.size))
+    return out
+
+
 class Score:
     """A Standard MIDI File (formats 0, 1 and 2, RIFF RMID) loaded by Tactus.
 
@@ -57,8 +87,7 @@ class Score:
     track ``i`` is mido's ``MidiFile(path).tracks[i]``.
     """
 
-    # A load that fails leaves no handle for __del__ to free.
-    _handle: Optional[int] = None
+    _owner: Optional[_ScoreHandle] = None
 
     def __init__(self, path: PathLike) -> None:
         """Loads the file at ``path``.
@@ -82,10 +111,10 @@ class Score:
         return score
 
     def _adopt(self, handle: ctypes.c_void_p) -> None:
-        self._handle = handle.value
+        self._owner = _ScoreHandle(handle.value)
         self._tracks: Optional[list[Track]] = None
         fmt, division, tpq, count = ctypes.c_int32(), ctypes.c_int32(), ctypes.c_int32(), ctypes.c_int64()
-        check(lib.tactus_score_header(self._handle, ctypes.byref(fmt), ctypes.byref(division), ctypes.byref(tpq), ctypes.byref(count)))
+        check(lib.tactus_score_header(self._owner.get(), ctypes.byref(fmt), ctypes.byref(division), ctypes.byref(tpq), ctypes.byref(count)))
         self.format: int = fmt.value
         """The header's format word (0, 1 or 2)."""
         self.division: int = division.value
@@ -97,19 +126,15 @@ class Score:
     @property
     def handle(self) -> int:
         """The C handle; raises ``InvalidHandleError`` once the score is closed."""
-        if self._handle is None:
+        if self._owner is None:
             raise InvalidHandleError("the score is closed", 2)
-        return self._handle
+        return self._owner.get()
 
     def close(self) -> None:
-        """Frees the parsed file now (tracks already read keep their note arrays; a track name
-        not yet read can no longer be)."""
-        if self._handle is not None:
-            lib.tactus_score_free(self._handle)
-            self._handle = None
-
-    def __del__(self) -> None:
-        self.close()
+        """Frees the parsed file now, rather than when the score and its tracks are dropped
+        (tracks keep their note arrays; names and seconds are no longer available)."""
+        if self._owner is not None:
+            self._owner.close()
 
     def __enter__(self) -> "Score":
         return self
@@ -141,7 +166,7 @@ class Score:
             offset = 0
             for index, count in enumerate(counts.tolist()):
                 rows = slice(offset, offset + count)
-                tracks.append(Track(self, index, start[rows], duration[rows], pitch[rows], velocity[rows], channel[rows]))
+                tracks.append(Track(self._owner, index, start[rows], duration[rows], pitch[rows], velocity[rows], channel[rows]))
                 offset += count
             self._tracks = tracks
         return self._tracks
@@ -177,10 +202,7 @@ class Score:
 
         Raises ``InvalidFileError`` for a file without timing (division 0).
         """
-        source = np.ascontiguousarray(ticks, dtype=np.int64)
-        out = np.empty(source.shape, np.float64)
-        check(lib.tactus_score_ticks_to_seconds(self.handle, _pointer(source), _pointer(out), source.size))
-        return out
+        return _seconds(self.handle, ticks)
 
 
 class Track:
@@ -191,12 +213,12 @@ class Track:
     left out.
     """
 
-    __slots__ = ("_score", "index", "start", "duration", "pitch", "velocity", "channel", "_name")
+    __slots__ = ("_owner", "index", "start", "duration", "pitch", "velocity", "channel", "_name")
 
-    def __init__(self, score: Score, index: int, start: np.ndarray, duration: np.ndarray, pitch: np.ndarray,
+    def __init__(self, owner: _ScoreHandle, index: int, start: np.ndarray, duration: np.ndarray, pitch: np.ndarray,
                  velocity: np.ndarray, channel: np.ndarray) -> None:
-        """Made by ``Score.tracks``: track ``index`` of ``score`` and its note columns."""
-        self._score = score
+        """Made by ``Score.tracks``: track ``index`` of the score behind ``owner``, and its note columns."""
+        self._owner = owner
         self.index: int = index
         """The track's position in the file."""
         self.start: np.ndarray = start
@@ -215,7 +237,7 @@ class Track:
     def name(self) -> str:
         """The track's first name event, or ""."""
         if self._name is None:
-            handle = self._score.handle
+            handle = self._owner.get()
             needed = ctypes.c_int64()
             check(lib.tactus_score_track_name(handle, self.index, None, 0, ctypes.byref(needed)))
             buffer = ctypes.create_string_buffer(needed.value)
@@ -237,12 +259,12 @@ class Track:
     @property
     def start_seconds(self) -> np.ndarray:
         """Note-on times in seconds through the score's tempo map."""
-        return self._score.seconds(self.start)
+        return _seconds(self._owner.get(), self.start)
 
     @property
     def end_seconds(self) -> np.ndarray:
         """Note-off times in seconds through the score's tempo map."""
-        return self._score.seconds(self.end)
+        return _seconds(self._owner.get(), self.end)
 
     @property
     def duration_seconds(self) -> np.ndarray:

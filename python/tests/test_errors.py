@@ -86,3 +86,18 @@ def test_messages_are_per_thread() -> None:
     thread.join()
     assert seen == [b""]
     assert b"not a live score" in lib.tactus_last_error_message()
+
+
+def test_a_dropped_score_is_freed_at_once_even_with_its_tracks_read() -> None:
+    import gc
+
+    gc.disable()
+    try:
+        score = tactus.Score(REPO / "Songs" / "little-waltz.mid")
+        tracks = score.tracks
+        handle = score.handle
+        del score, tracks
+        # Freed by reference counting, not left to the cyclic collector.
+        assert lib.tactus_score_free(handle) == 2
+    finally:
+        gc.enable()
