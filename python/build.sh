@@ -11,6 +11,9 @@ bin=$(swift build -c release -Xswiftc -static-stdlib --show-bin-path)
 cp "$bin/libTactusC.so" "$here/tactus/libTactusC.so"
 strip --strip-unneeded "$here/tactus/libTactusC.so"
 cp "$root/Sources/TactusC/include/tactus.h" "$here/tactus/tactus.h"
+# The header is valid C99 and C++ without warnings.
+printf '#include "tactus.h"\n' | cc -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -I "$here/tactus" -x c -
+printf '#include "tactus.h"\n' | c++ -Wall -Wextra -Werror -pedantic -fsyntax-only -I "$here/tactus" -x c++ -
 # Every function the header declares is exported by the library.
 missing=0
 for name in $(sed -n 's/^[a-z_0-9 *]*\b\(tactus_[a-z_0-9]*\)(.*/\1/p' "$here/tactus/tactus.h"); do
