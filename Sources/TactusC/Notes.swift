@@ -23,12 +23,14 @@ struct NoteColumns {
 /// as a message (no partner within a note's longest duration) paired first in, first out per
 /// channel and key with the next note-off; note-ons that never end are left out.
 enum TrackNotes {
-    /// What a first pass over a track learns: how many notes ``fill(_:into:pairing:)``
+    /// What a first pass over a track learns: how many notes ``fill(_:into:summary:)``
     /// writes, and whether the track holds unpaired note messages, which need the slower
     /// pairing pass (they are rare: a release further than a note's longest duration, or none).
     struct Summary: Sendable {
         var count: Int
         var needsPairing: Bool
+        /// The paired notes of a track that needs pairing, kept so the fill does not pair again.
+        var pairedRows: [Row]? = nil
     }
 
     static func summary(_ track: MusicTrack) -> Summary {
@@ -45,18 +47,20 @@ enum TrackNotes {
             }
             return Summary(count: count, needsPairing: false)
         }
-        return needsPairing.needsPairing ? Summary(count: paired(track).count, needsPairing: true) : needsPairing
+        guard needsPairing.needsPairing else { return needsPairing }
+        let rows = paired(track)
+        return Summary(count: rows.count, needsPairing: true, pairedRows: rows)
     }
 
-    /// The number of notes ``fill(_:into:pairing:)`` writes.
+    /// The number of notes ``fill(_:into:summary:)`` writes.
     static func count(_ track: MusicTrack) -> Int {
         summary(track).count
     }
 
-    /// Writes the notes into `columns`, which hold at least ``count(_:)`` rows; `pairing` is
-    /// the track's ``Summary/needsPairing``.
-    static func fill(_ track: MusicTrack, into columns: NoteColumns, pairing: Bool) {
-        if !pairing {
+    /// Writes the notes into `columns`, which hold at least ``count(_:)`` rows, using what
+    /// the track's `summary` learned.
+    static func fill(_ track: MusicTrack, into columns: NoteColumns, summary: Summary) {
+        if !summary.needsPairing {
             track.events.withUnsafeBufferPointer { events in
                 var row = 0
                 for i in events.indices {
@@ -67,12 +71,12 @@ enum TrackNotes {
             }
             return
         }
-        for (i, row) in paired(track).enumerated() {
+        for (i, row) in (summary.pairedRows ?? paired(track)).enumerated() {
             columns.store(i, start: row.start, duration: row.end - row.start, pitch: row.pitch, velocity: row.velocity, channel: row.channel)
         }
     }
 
-    private struct Row {
+    struct Row: Sendable {
         var start: Int64
         var end: Int64
         var pitch: UInt8
@@ -137,7 +141,7 @@ public func tactus_score_track_notes(_ score: OpaquePointer?, _ track: Int64, _ 
         let summary = TrackNotes.summary(notes)
         guard rows >= summary.count else { throw CFailure(.bufferTooSmall, "track \(track) has \(summary.count) notes, the buffers hold \(rows)") }
         TrackNotes.fill(notes, into: NoteColumns(start: start, duration: duration, pitch: pitch, velocity: velocity, channel: channel),
-                        pairing: summary.needsPairing)
+                        summary: summary)
     }
 }
 
@@ -180,7 +184,7 @@ public func tactus_score_notes(_ score: OpaquePointer?, _ start: UnsafeMutablePo
             TrackNotes.fill(track, into: NoteColumns(start: start.map { $0 + offset }, duration: duration.map { $0 + offset },
                                                      pitch: pitch.map { $0 + offset }, velocity: velocity.map { $0 + offset },
                                                      channel: channel.map { $0 + offset }),
-                             pairing: summary.needsPairing)
+                             summary: summary)
             offset += summary.count
         }
     }
