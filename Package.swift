@@ -20,6 +20,9 @@ let package = Package(
         .library(name: "TactusALSA", targets: ["ALSA"]),
         // The JACK driver: the JACK backend for sessions, transport and timebase.
         .library(name: "TactusJACK", targets: ["JACK"]),
+        // Plain C functions over loading and rendering (libTactusC.so), for Python through
+        // ctypes and for any other language with a C FFI (issue 26).
+        .library(name: "TactusC", type: .dynamic, targets: ["TactusC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -61,6 +64,13 @@ let package = Package(
         // Rendering whole corpora: input discovery, sharding, the manifest, resumable outputs
         // and the job pool (issue 15).
         .target(name: "BatchRender", dependencies: ["Locking", "AudioFileOutput", "Playback", "MIDIFile", "Sequencing"]),
+        // The C interface: `@_cdecl` functions declared in include/tactus.h, which ships beside
+        // the Python package rather than being compiled here.
+        .target(
+            name: "TactusC",
+            dependencies: ["MIDIFile", "Sequencing", "Playback", "AudioGraph", "Sampler", "SoundFont"],
+            exclude: ["include"]
+        ),
         .target(
             name: "Tactus",
             dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ", "SFZPlayback", "AudioGraph", "Instruments", "Sampler", "Playback", "Recording", "ALSA", "JACK",

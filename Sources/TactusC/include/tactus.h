@@ -1,0 +1,111 @@
+/* tactus.h: the C interface of Tactus (libTactusC.so), version 1.
+ *
+ * Every function returns an int32 result code (TACTUS_OK or a TACTUS_ERROR_*); on failure
+ * tactus_last_error_message() says why, in a thread-local string. No Swift error or trap
+ * crosses this interface: pointers and counts are checked, and a handle is a number that is
+ * looked up, so a freed or invented handle gives TACTUS_ERROR_INVALID_HANDLE.
+ *
+ * Buffers belong to the caller: ask a count first (..._count), allocate, then fill. A fill
+ * with too little room writes nothing and returns TACTUS_ERROR_BUFFER_TOO_SMALL. A NULL
+ * column is skipped.
+ *
+ * Threads: every function may be called from any thread, on distinct handles or on the same
+ * handle (scores and renders are immutable once made). Freeing a handle that another thread
+ * is using is safe: that call finishes on its own reference.
+ *
+ * fork: a child may use handles made before the fork, and make new ones, provided no other
+ * thread of the parent was inside a tactus_* call at the moment of the fork (a lock or the
+ * allocator could be held by a thread that does not exist in the child). A render runs two
+ * threads of its own (the session's control thread and the backend's render thread) while
+ * tactus_render_score is in progress; the render thread is joined before it returns, the
+ * detached control thread may still be releasing the finished session for a moment after
+ * (holding no Tactus lock; glibc's allocator is fork-safe). Forking data loader workers
+ * between calls is what the tests exercise.
+ */
+#ifndef TACTUS_H
+#define TACTUS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct TactusScore TactusScore;
+typedef struct TactusRender TactusRender;
+
+enum {
+    TACTUS_OK = 0,
+    TACTUS_ERROR_INVALID_ARGUMENT = 1, /* a NULL pointer, a negative count, an option out of range */
+    TACTUS_ERROR_INVALID_HANDLE = 2,   /* a handle already freed, or never made */
+    TACTUS_ERROR_NOT_FOUND = 3,        /* no file at the path */
+    TACTUS_ERROR_UNREADABLE = 4,       /* a directory, no permission, an I/O error */
+    TACTUS_ERROR_INVALID_FILE = 5,     /* the content is refused (not an SMF, damaged, no timing) */
+    TACTUS_ERROR_BUFFER_TOO_SMALL = 6,
+    TACTUS_ERROR_RENDER_FAILED = 7
+};
+
+enum {
+    TACTUS_RENDER_NO_REVERB = 1, /* the SoundFont sampler's reverb off (--no-reverb) */
+    TACTUS_RENDER_NO_CHORUS = 2  /* the SoundFont sampler's chorus off (--no-chorus) */
+};
+
+/* 1 for this header. */
+int32_t tactus_abi_version(void);
+/* Why the last failed call on this thread failed ("" before any failed). Calls that succeed
+ * leave it, as they leave errno, so read it right after a call returns non-zero. Valid until
+ * this thread's next failed call; owned by the library. */
+const char *tactus_last_error_message(void);
+
+/* Scores: Standard MIDI Files as read (formats 0, 1, 2, RIFF RMID). */
+int32_t tactus_score_load_path(const char *path, TactusScore **out);
+int32_t tactus_score_load_bytes(const uint8_t *bytes, int64_t count, TactusScore **out);
+int32_t tactus_score_free(TactusScore *score);
+/* ticks_per_quarter: for an SMPTE division, the ticks of half a second. */
+int32_t tactus_score_header(const TactusScore *score, int32_t *format, int32_t *division_word,
+                            int32_t *ticks_per_quarter, int64_t *track_count);
+/* The end of track `track`, or of the longest track for -1. */
+int32_t tactus_score_end_tick(const TactusScore *score, int64_t track, int64_t *out);
+/* UTF-8, NUL-terminated; *needed gets the size with the NUL. */
+int32_t tactus_score_track_name(const TactusScore *score, int64_t track, char *buffer, int64_t capacity,
+                                int64_t *needed);
+/* Notes in note-on order, paired first in, first out per channel and key (as
+ * `tactus dump --notes`); note-ons that never end are left out. */
+int32_t tactus_score_track_note_count(const TactusScore *score, int64_t track, int64_t *out);
+int32_t tactus_score_track_notes(const TactusScore *score, int64_t track, int64_t *start, int64_t *duration,
+                                 uint8_t *pitch, uint8_t *velocity, uint8_t *channel, int64_t capacity);
+/* Every track's notes in one call: per-track counts (room for the track count, or NULL)
+ * and their total; then all tracks' notes concatenated in file order. */
+int32_t tactus_score_note_counts(const TactusScore *score, int64_t *per_track, int64_t capacity, int64_t *total);
+int32_t tactus_score_notes(const TactusScore *score, int64_t *start, int64_t *duration, uint8_t *pitch,
+                           uint8_t *velocity, uint8_t *channel, int64_t capacity);
+/* Tempo changes and time signatures of all tracks, sorted by tick. */
+int32_t tactus_score_tempo_count(const TactusScore *score, int64_t *out);
+int32_t tactus_score_tempos(const TactusScore *score, int64_t *ticks, int32_t *microseconds_per_quarter,
+                            int64_t capacity);
+int32_t tactus_score_time_signature_count(const TactusScore *score, int64_t *out);
+int32_t tactus_score_time_signatures(const TactusScore *score, int64_t *ticks, int32_t *numerator,
+                                     int32_t *denominator, int64_t capacity);
+/* Through the tempo map of all tracks; TACTUS_ERROR_INVALID_FILE for division 0. */
+int32_t tactus_score_ticks_to_seconds(const TactusScore *score, const int64_t *ticks, double *seconds,
+                                      int64_t count);
+
+/* Renders: the samples `tactus render --format f32` writes for the same song and options.
+ * soundfont: a SoundFont 2/3 path, or NULL for the built-in synthesizer. sample_rate: 44100,
+ * 48000 or 96000. gain_db: -24...24. tail_seconds: 0...600, or negative for 'auto' (until
+ * below -90 dBFS, at most 30 s). flags: TACTUS_RENDER_*. Blocks until done. */
+int32_t tactus_render_score(const TactusScore *score, const char *soundfont, int32_t sample_rate, float gain_db,
+                            double tail_seconds, uint32_t flags, TactusRender **out);
+int32_t tactus_render_info(const TactusRender *render, int64_t *frames, int32_t *sample_rate);
+/* Interleaved float32 stereo, left then right. */
+int32_t tactus_render_copy(const TactusRender *render, float *buffer, int64_t capacity_frames);
+/* As copy, releasing the render's memory chunk by chunk as it goes (peak memory about one
+ * copy of the audio); afterwards the render holds no audio. */
+int32_t tactus_render_take(TactusRender *render, float *buffer, int64_t capacity_frames);
+int32_t tactus_render_free(TactusRender *render);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,312 @@
+"""Tactus from Python: Standard MIDI Files as numpy arrays, and audio rendered in process.
+
+>>> import tactus
+>>> score = tactus.Score("song.mid")
+>>> piano = score.tracks[1]
+>>> piano.pitch, piano.start, piano.start_seconds
+>>> audio = tactus.render(score, sample_rate=48000)   # (frames, 2) float32
+
+The work is done by libTactusC (Swift, through ctypes); numpy is the only dependency.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import Optional, Union
+
+import numpy as np
+
+from ._errors import (
+    InvalidArgumentError,
+    InvalidFileError,
+    InvalidHandleError,
+    RenderError,
+    TactusError,
+    TactusFileNotFoundError,
+    UnreadableFileError,
+    check,
+)
+from ._lib import lib
+
+__all__ = [
+    "Score",
+    "Track",
+    "render",
+    "TactusError",
+    "InvalidArgumentError",
+    "InvalidHandleError",
+    "TactusFileNotFoundError",
+    "UnreadableFileError",
+    "InvalidFileError",
+    "RenderError",
+]
+
+PathLike = Union[str, "os.PathLike[str]", "os.PathLike[bytes]", bytes]
+
+
+def _pointer(array: np.ndarray) -> int:
+    # Much cheaper than array.ctypes.data, which builds a helper object per call.
+    return array.__array_interface__["data"][0]
+
+
+class _ScoreHandle:
+    """Owns one C score handle. A score and its tracks share it, so neither holds the other:
+    a cycle between them would leave each parsed file to the cyclic garbage collector."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Optional[int]) -> None:
+        self.value = value
+
+    def get(self) -> int:
+        if self.value is None:
+            raise InvalidHandleError("the score is closed", 2)
+        return self.value
+
+    def close(self) -> None:
+        if self.value is not None:
+            lib.tactus_score_free(self.value)
+            self.value = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _seconds(handle: int, ticks: "np.typing.ArrayLike") -> np.ndarray:
+    source = np.ascontiguousarray(ticks, dtype=np.int64)
+    out = np.empty(source.shape, np.float64)
+    check(lib.tactus_score_ticks_to_seconds(handle, _pointer(source), _pointer(out), source.size))
+    return out
+
+
+class Score:
+    """A Standard MIDI File (formats 0, 1 and 2, RIFF RMID) loaded by Tactus.
+
+    Tracks are the file's track chunks in file order (the conductor track included), so
+    track ``i`` is mido's ``MidiFile(path).tracks[i]``.
+    """
+
+    _owner: Optional[_ScoreHandle] = None
+
+    def __init__(self, path: PathLike) -> None:
+        """Loads the file at ``path``.
+
+        Raises ``TactusFileNotFoundError`` (a ``FileNotFoundError``) when nothing is there,
+        ``UnreadableFileError`` for a directory or a file that cannot be read, and
+        ``InvalidFileError`` when the content is not a Standard MIDI File Tactus accepts.
+        """
+        handle = ctypes.c_void_p()
+        check(lib.tactus_score_load_path(os.fsencode(path), ctypes.byref(handle)))
+        self._adopt(handle)
+
+    @classmethod
+    def from_bytes(cls, data: Union[bytes, bytearray, memoryview]) -> "Score":
+        """Loads a Standard MIDI File held in memory (the bytes are copied by the parser)."""
+        raw = bytes(data)
+        handle = ctypes.c_void_p()
+        check(lib.tactus_score_load_bytes(raw, len(raw), ctypes.byref(handle)))
+        score = cls.__new__(cls)
+        score._adopt(handle)
+        return score
+
+    def _adopt(self, handle: ctypes.c_void_p) -> None:
+        self._owner = _ScoreHandle(handle.value)
+        self._tracks: Optional[list[Track]] = None
+        fmt, division, tpq, count = ctypes.c_int32(), ctypes.c_int32(), ctypes.c_int32(), ctypes.c_int64()
+        check(lib.tactus_score_header(self._owner.get(), ctypes.byref(fmt), ctypes.byref(division), ctypes.byref(tpq), ctypes.byref(count)))
+        self.format: int = fmt.value
+        """The header's format word (0, 1 or 2)."""
+        self.division: int = division.value
+        """The header's division word as stored (bit 15 set for SMPTE time)."""
+        self.ticks_per_quarter: int = tpq.value
+        """Ticks per quarter note (for an SMPTE division, the ticks of half a second)."""
+        self._track_count: int = count.value
+
+    @property
+    def handle(self) -> int:
+        """The C handle; raises ``InvalidHandleError`` once the score is closed."""
+        if self._owner is None:
+            raise InvalidHandleError("the score is closed", 2)
+        return self._owner.get()
+
+    def close(self) -> None:
+        """Frees the parsed file now, rather than when the score and its tracks are dropped
+        (tracks keep their note arrays; names and seconds are no longer available)."""
+        if self._owner is not None:
+            self._owner.close()
+
+    def __enter__(self) -> "Score":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<tactus.Score format {self.format}, {self._track_count} tracks, {self.ticks_per_quarter} ticks per quarter>"
+
+    @property
+    def tracks(self) -> list["Track"]:
+        """The tracks in file order, read on first access: two C calls for the whole file,
+        each track's arrays being views of one set of columns."""
+        if self._tracks is None:
+            handle = self.handle
+            counts = np.empty(self._track_count, np.int64)
+            total = ctypes.c_int64()
+            check(lib.tactus_score_note_counts(handle, _pointer(counts), self._track_count, ctypes.byref(total)))
+            n = total.value
+            # One allocation and one pointer for the five columns (a pointer from numpy costs
+            # microseconds, more than a small file's notes).
+            block = np.empty(19 * n, np.uint8)
+            base = _pointer(block)
+            check(lib.tactus_score_notes(handle, base, base + 8 * n, base + 16 * n, base + 17 * n, base + 18 * n, n))
+            start, duration = block[:8 * n].view(np.int64), block[8 * n:16 * n].view(np.int64)
+            pitch, velocity, channel = block[16 * n:17 * n], block[17 * n:18 * n], block[18 * n:]
+            tracks = []
+            offset = 0
+            for index, count in enumerate(counts.tolist()):
+                rows = slice(offset, offset + count)
+                tracks.append(Track(self._owner, index, start[rows], duration[rows], pitch[rows], velocity[rows], channel[rows]))
+                offset += count
+            self._tracks = tracks
+        return self._tracks
+
+    @property
+    def end_tick(self) -> int:
+        """The end of the longest track, in ticks."""
+        out = ctypes.c_int64()
+        check(lib.tactus_score_end_tick(self.handle, -1, ctypes.byref(out)))
+        return out.value
+
+    def tempos(self) -> tuple[np.ndarray, np.ndarray]:
+        """Tempo changes of all tracks, sorted by tick: (ticks int64, microseconds per quarter int32)."""
+        count = ctypes.c_int64()
+        check(lib.tactus_score_tempo_count(self.handle, ctypes.byref(count)))
+        ticks = np.empty(count.value, np.int64)
+        micros = np.empty(count.value, np.int32)
+        check(lib.tactus_score_tempos(self.handle, _pointer(ticks), _pointer(micros), count.value))
+        return ticks, micros
+
+    def time_signatures(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Time signatures of all tracks, sorted by tick: (ticks int64, numerator int32, denominator int32)."""
+        count = ctypes.c_int64()
+        check(lib.tactus_score_time_signature_count(self.handle, ctypes.byref(count)))
+        ticks = np.empty(count.value, np.int64)
+        numerator = np.empty(count.value, np.int32)
+        denominator = np.empty(count.value, np.int32)
+        check(lib.tactus_score_time_signatures(self.handle, _pointer(ticks), _pointer(numerator), _pointer(denominator), count.value))
+        return ticks, numerator, denominator
+
+    def seconds(self, ticks: "np.typing.ArrayLike") -> np.ndarray:
+        """Seconds at ``ticks`` through the tempo map of all tracks (float64, the shape of ``ticks``).
+
+        Raises ``InvalidFileError`` for a file without timing (division 0).
+        """
+        return _seconds(self.handle, ticks)
+
+
+class Track:
+    """One track chunk: its name and its notes as numpy arrays, one row per note.
+
+    Notes are in note-on order, paired first in, first out per channel and key (as mido
+    users pair them and as ``tactus dump --notes`` lists them); note-ons that never end are
+    left out.
+    """
+
+    __slots__ = ("_owner", "index", "start", "duration", "pitch", "velocity", "channel", "_name")
+
+    def __init__(self, owner: _ScoreHandle, index: int, start: np.ndarray, duration: np.ndarray, pitch: np.ndarray,
+                 velocity: np.ndarray, channel: np.ndarray) -> None:
+        """Made by ``Score.tracks``: track ``index`` of the score behind ``owner``, and its note columns."""
+        self._owner = owner
+        self.index: int = index
+        """The track's position in the file."""
+        self.start: np.ndarray = start
+        """Note-on ticks (int64)."""
+        self.duration: np.ndarray = duration
+        """Note lengths in ticks (int64)."""
+        self.pitch: np.ndarray = pitch
+        """Keys, 0...127 (uint8)."""
+        self.velocity: np.ndarray = velocity
+        """Note-on velocities, 1...127 (uint8)."""
+        self.channel: np.ndarray = channel
+        """MIDI channels, 0...15 (uint8)."""
+        self._name: Optional[str] = None
+
+    @property
+    def name(self) -> str:
+        """The track's first name event, or ""."""
+        if self._name is None:
+            handle = self._owner.get()
+            needed = ctypes.c_int64()
+            check(lib.tactus_score_track_name(handle, self.index, None, 0, ctypes.byref(needed)))
+            buffer = ctypes.create_string_buffer(needed.value)
+            check(lib.tactus_score_track_name(handle, self.index, buffer, needed.value, ctypes.byref(needed)))
+            self._name = buffer.value.decode("utf-8", "replace")
+        return self._name
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def __repr__(self) -> str:
+        return f"<tactus.Track {self.index} {self.name!r}, {len(self)} notes>"
+
+    @property
+    def end(self) -> np.ndarray:
+        """Note-off ticks (start + duration)."""
+        return self.start + self.duration
+
+    @property
+    def start_seconds(self) -> np.ndarray:
+        """Note-on times in seconds through the score's tempo map."""
+        return _seconds(self._owner.get(), self.start)
+
+    @property
+    def end_seconds(self) -> np.ndarray:
+        """Note-off times in seconds through the score's tempo map."""
+        return _seconds(self._owner.get(), self.end)
+
+    @property
+    def duration_seconds(self) -> np.ndarray:
+        """Note lengths in seconds (tempo changes inside a note included)."""
+        return self.end_seconds - self.start_seconds
+
+
+_NO_REVERB = 1
+_NO_CHORUS = 2
+
+
+def render(song: Union[PathLike, Score], sample_rate: int = 44100, soundfont: Optional[PathLike] = None,
+           gain_db: float = 0.0, tail: Union[str, float] = "auto", reverb: bool = True, chorus: bool = True) -> np.ndarray:
+    """Renders a song to audio in memory: a (frames, 2) float32 array, left and right.
+
+    The samples are those ``tactus render --format f32`` writes for the same song and options:
+    ``soundfont=None`` is ``--instrument builtin`` (the built-in synthesizer; no bank is searched
+    for), a path is ``--soundfont PATH``. ``sample_rate`` is 44100, 48000 or 96000; ``gain_db``
+    -24...24; ``tail`` "auto" (until below -90 dBFS, at most 30 s after the end) or seconds
+    (0...600). ``reverb=False`` and ``chorus=False`` are ``--no-reverb`` and ``--no-chorus``
+    (SoundFont sampler only).
+    """
+    if sample_rate not in (44100, 48000, 96000):
+        # Checked here too: ctypes would wrap a rate beyond 32 bits into a valid one.
+        raise InvalidArgumentError(f"unsupported sample rate {sample_rate} (use 44100, 48000 or 96000)", 1)
+    score = song if isinstance(song, Score) else Score(song)
+    if tail == "auto":
+        tail_seconds = -1.0
+    elif isinstance(tail, (int, float)) and not isinstance(tail, bool) and tail >= 0:
+        tail_seconds = float(tail)
+    else:
+        raise InvalidArgumentError(f"tail {tail!r} is not 'auto' or seconds in 0...600", 1)
+    flags = (0 if reverb else _NO_REVERB) | (0 if chorus else _NO_CHORUS)
+    bank = os.fsencode(soundfont) if soundfont is not None else None
+    handle = ctypes.c_void_p()
+    check(lib.tactus_render_score(score.handle, bank, int(sample_rate), float(gain_db), tail_seconds, flags, ctypes.byref(handle)))
+    try:
+        frames = ctypes.c_int64()
+        check(lib.tactus_render_info(handle.value, ctypes.byref(frames), None))
+        audio = np.empty((frames.value, 2), np.float32)
+        # Taken rather than copied: the library frees its copy as this one fills.
+        check(lib.tactus_render_take(handle.value, _pointer(audio), frames.value))
+    finally:
+        lib.tactus_render_free(handle.value)
+    return audio
