@@ -37,8 +37,8 @@ public struct ScheduledUserEvent: Sendable, Hashable {
     public var track: Int
     /// The application's bytes; for a text event, the text's bytes.
     public var data: [UInt8]
-    /// Nil for a user event; for a text event of the song, its meta type (``MetaType/text``,
-    /// ``MetaType/lyric`` or ``MetaType/marker``).
+    /// Nil for a user event; for a text event of the song, its meta type (`MetaType.text`,
+    /// `MetaType.lyric` or `MetaType.marker`).
     public var metaType: UInt8? = nil
 }
 
