@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MIDI
 import MIDIFile
 import Sequencing
 
@@ -121,6 +122,13 @@ func quoted(_ text: String) -> String {
     return out + "\""
 }
 
+/// " (Bass Drum 1)" for a note on the General MIDI percussion channel with a GM drum name,
+/// else nothing.
+func drumName(_ m: MIDIMessage) -> String {
+    guard m.channel == GeneralMIDI.percussionChannel, let name = GeneralMIDI.percussionName(key: m.data1) else { return "" }
+    return " (\(name))"
+}
+
 func describe(_ timeBase: TimeBase) -> String {
     switch timeBase {
     case .ticksPerQuarter(let q): return "\(q) ticks per quarter"
@@ -132,10 +140,11 @@ func describe(_ event: FileEvent) -> String {
     switch event {
     case .message(let m):
         switch m.status & 0xF0 {
-        case 0x80, 0x90: return "ch=\(m.channel + 1) key=\(m.data1) vel=\(m.data2)"
-        case 0xA0: return "ch=\(m.channel + 1) key=\(m.data1) pressure=\(m.data2)"
+        // General MIDI names go last, in parentheses, so the key=value fields read as before.
+        case 0x80, 0x90: return "ch=\(m.channel + 1) key=\(m.data1) vel=\(m.data2)" + drumName(m)
+        case 0xA0: return "ch=\(m.channel + 1) key=\(m.data1) pressure=\(m.data2)" + drumName(m)
         case 0xB0: return "ch=\(m.channel + 1) cc=\(m.data1) value=\(m.data2)"
-        case 0xC0: return "ch=\(m.channel + 1) program=\(m.data1)"
+        case 0xC0: return "ch=\(m.channel + 1) program=\(m.data1)" + (GeneralMIDI.programName(m.data1, channel: m.channel).map { " (\($0))" } ?? "")
         case 0xD0: return "ch=\(m.channel + 1) pressure=\(m.data1)"
         case 0xE0: return "ch=\(m.channel + 1) bend=\(Int(m.pitchBendValue) - 8192)"
         default: return m.description
