@@ -68,11 +68,13 @@ enum EngineCommand: @unchecked Sendable {
     case setEnd(songFrame: Int64, inclusive: Bool)
 }
 
-/// Audio -> control: a user event that playback passed.
+/// Audio -> control: a user event (or text event) that playback passed. `data` shares the
+/// schedule's storage (a retain, never a copy), so the audio thread allocates nothing.
 struct UserEventRecord {
     var tick: Int64
     var track: Int
     var data: [UInt8]
+    var metaType: UInt8?
 }
 
 /// The render entry: one object that owns a compiled graph and a schedule and turns
@@ -478,7 +480,7 @@ public final class Engine: @unchecked Sendable {
         let users = snapshot.schedule.userEvents
         while userCursor < users.count && users[userCursor].frame <= last {
             let e = users[userCursor]
-            if !userEvents.push(UserEventRecord(tick: e.tick, track: e.track, data: e.data)) {
+            if !userEvents.push(UserEventRecord(tick: e.tick, track: e.track, data: e.data, metaType: e.metaType)) {
                 droppedUserEvents.add(1, ordering: .relaxed)
             }
             userCursor += 1

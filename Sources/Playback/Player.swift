@@ -25,6 +25,34 @@ public struct PlayedUserEvent: Sendable, Hashable {
     }
 }
 
+/// A text, lyric or marker event of the song that playback passed, as the player's callback
+/// receives it.
+public struct PlayedTextEvent: Sendable, Hashable {
+    /// The event's tick in the song's timeline (track offset and loop repeats included).
+    public var tick: Int64
+    /// The track, as an index into `MusicSequence.tracks` (as ``PlayedUserEvent/track``); nil
+    /// for the tempo track.
+    public var track: Int?
+    /// The meta type: `MetaType.text`, `MetaType.lyric` or `MetaType.marker`.
+    public var type: UInt8
+    /// The text's bytes, as stored.
+    public var bytes: [UInt8]
+
+    /// Creates a record of a played text event.
+    public init(tick: Int64, track: Int?, type: UInt8, bytes: [UInt8]) {
+        self.tick = tick
+        self.track = track
+        self.type = type
+        self.bytes = bytes
+    }
+
+    /// The text (UTF-8 when valid, otherwise Latin-1, as `MetaEvent.text` reads it).
+    public var text: String { MetaEvent(type: type, data: bytes).text }
+
+    /// The event as a lyric, for `LyricSheet`.
+    public var lyric: LyricEvent { LyricEvent(tick: tick, track: track.map { $0 + 1 } ?? 0, type: type, bytes: bytes) }
+}
+
 /// Plays a `MusicSequence` through an audio graph, like Apple's MusicPlayer: start, stop,
 /// position in ticks, beats, bar:beat:tick or seconds (also while playing), play rate, a
 /// transport loop, live edits of the sequence, and user events handed to a callback.
@@ -51,6 +79,10 @@ public final class Player {
     public var outputLatencyFrames = 0
     /// Receives user events in order, on the thread that calls ``service()``.
     public var userEventHandler: ((PlayedUserEvent) -> Void)?
+    /// Receives the song's text, lyric and marker events in order (interleaved with the user
+    /// events as they play), on the thread that calls ``service()``. Events of muted tracks
+    /// are not delivered.
+    public var textEventHandler: ((PlayedTextEvent) -> Void)?
 
     private var snapshot: EngineSnapshot
     private var tempoMap: TempoMap
@@ -354,7 +386,12 @@ public final class Player {
         var delivered = 0
         while let record = engine.userEvents.pop() {
             // The schedule numbers the tempo track 0 (`allTracks`); users number `tracks`.
-            userEventHandler?(PlayedUserEvent(tick: record.tick, track: record.track == 0 ? nil : record.track - 1, data: record.data))
+            let track = record.track == 0 ? nil : record.track - 1
+            if let type = record.metaType {
+                textEventHandler?(PlayedTextEvent(tick: record.tick, track: track, type: type, bytes: record.data))
+                continue
+            }
+            userEventHandler?(PlayedUserEvent(tick: record.tick, track: track, data: record.data))
             delivered += 1
         }
         let schedule = snapshot.schedule

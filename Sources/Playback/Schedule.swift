@@ -26,7 +26,8 @@ public struct ScheduledEvent: Sendable, Hashable {
     }
 }
 
-/// A user event of a compiled schedule: the player hands it to a callback off the audio thread.
+/// A user event of a compiled schedule, or a text, lyric or marker event of the song: the
+/// player hands it to a callback off the audio thread.
 public struct ScheduledUserEvent: Sendable, Hashable {
     /// Absolute song frame (at play rate 1) of the event.
     public var frame: Int64
@@ -34,8 +35,11 @@ public struct ScheduledUserEvent: Sendable, Hashable {
     public var tick: Int64
     /// Track index: 0 is the tempo track, 1... the event tracks.
     public var track: Int
-    /// The application's bytes.
+    /// The application's bytes; for a text event, the text's bytes.
     public var data: [UInt8]
+    /// Nil for a user event; for a text event of the song, its meta type (`MetaType.text`,
+    /// `MetaType.lyric` or `MetaType.marker`).
+    public var metaType: UInt8? = nil
 }
 
 /// A sequence compiled for playback at one sample rate: every event at its exact frame,
@@ -53,7 +57,8 @@ public struct ScheduledUserEvent: Sendable, Hashable {
 public final class Schedule: Sendable {
     /// The events, sorted by ``ScheduledEvent/playsBefore(_:_:)``.
     public let events: [ScheduledEvent]
-    /// User events, sorted by frame, then track and order.
+    /// User events and the song's text, lyric and marker events (those with a
+    /// ``ScheduledUserEvent/metaType``), sorted by frame, then track and order.
     public let userEvents: [ScheduledUserEvent]
     /// The sample rate the frames are counted at.
     public let sampleRate: Int
@@ -164,8 +169,12 @@ public final class Schedule: Sendable {
                                                    track: trackIndex, order: e.order, node: p.node, event: event))
                     case .user(let u):
                         users.append((ScheduledUserEvent(frame: frame(tick), tick: tick, track: trackIndex, data: u.data), e.order))
+                    case .meta(let m) where m.type == MetaType.text || m.type == MetaType.lyric || m.type == MetaType.marker:
+                        // Not for an instrument, but for whoever follows the song (lyrics on
+                        // screen): they travel with the user events, in the same order.
+                        users.append((ScheduledUserEvent(frame: frame(tick), tick: tick, track: trackIndex, data: m.data, metaType: m.type), e.order))
                     case .sysex, .meta:
-                        // Tempo is in the tempo map; sysex and text events are not for an instrument.
+                        // Tempo is in the tempo map; sysex is not for an instrument.
                         continue
                     }
                 }

@@ -8,7 +8,8 @@ public enum SFZErrorKind: String, Hashable, Sendable {
     case tooMuchText
     /// `#include` files nest deeper than ``SFZReadOptions/maximumIncludeDepth``.
     case includeTooDeep
-    /// A file includes itself, directly or through other files.
+    /// A file includes itself, directly or through other files, and
+    /// ``SFZReadOptions/refusesIncludeCycles`` asks for that to be an error.
     case includeCycle
     /// The instrument has more than ``SFZReadOptions/maximumRegionCount`` regions.
     case tooManyRegions
@@ -88,6 +89,10 @@ public struct SFZReadOptions: Hashable, Sendable {
     public var maximumExpandedLength = 65_536
     /// The most warnings kept (1,000); the rest are only counted.
     public var maximumWarningCount = 1_000
+    /// When true, an `#include` that closes a loop is an ``SFZErrorKind/includeCycle`` error.
+    /// By default (false) it is skipped with a warning, as sfizz's include guard does: sfizz's
+    /// own test instruments with include loops load that way.
+    public var refusesIncludeCycles = false
 
     /// The defaults above.
     public init() {}

@@ -33,8 +33,9 @@ struct SFZWarningLog: Sendable {
 /// Turns SFZ text into header blocks the way sfizz's parser does: comments, `#define` and `$`
 /// expansion, `#include`, headers and opcodes whose values may hold spaces. What sfizz reports
 /// and skips (a malformed line, an unknown directive) is a warning here and the rest of the line
-/// is skipped; what would make the result unbounded or incomplete (a missing include, a cycle,
-/// a limit) is an ``SFZError``.
+/// is skipped; what would make the result unbounded or incomplete (a missing include, a limit)
+/// is an ``SFZError``. An `#include` that would close a loop (a file including a file that is
+/// including it) is skipped with a warning, as sfizz's include guard skips it.
 struct SFZParser {
     let source: any SFZFileSource
     let options: SFZReadOptions
@@ -225,7 +226,13 @@ struct SFZParser {
         let chain = suspended.map(\.path) + [top.path]
         if chain.contains(chosen) {
             let names = (chain.drop { $0 != chosen } + [chosen]).joined(separator: " -> ")
-            throw SFZError(path: top.path, line: line, kind: .includeCycle, reason: "#include cycle: \(names)")
+            if options.refusesIncludeCycles {
+                throw SFZError(path: top.path, line: line, kind: .includeCycle, reason: "#include cycle: \(names)")
+            }
+            // sfizz's include guard: a file being read is not read again inside itself, so a
+            // loop ends where it closes and what each file holds is read once along the chain.
+            warn(line, "#include cycle skipped: \(names)")
+            return
         }
         guard chain.count <= options.maximumIncludeDepth else {
             throw SFZError(path: top.path, line: line, kind: .includeTooDeep,

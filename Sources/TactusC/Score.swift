@@ -84,10 +84,8 @@ private func load(path: UnsafePointer<CChar>) throws(CFailure) -> ScoreBox {
     do {
         let file = try SMFReader.read(contentsOf: name)
         return ScoreBox(file: file, name: name)
-    } catch let error as SMFError {
-        throw CFailure(.invalidFile, error.description)
     } catch {
-        throw CFailure(.unreadable, "\(name): cannot read: \(error)")
+        throw CFailure(error.isUnreadableInput ? .unreadable : .invalidFile, error.description)
     }
 }
 

@@ -97,7 +97,43 @@ struct InfoCommand: ParsableCommand {
             let programText = programs.isEmpty ? "-" : programs.keys.sorted().flatMap { ch in programs[ch]!.sorted().map { "\(ch + 1):\($0)" } }.joined(separator: ",")
             out.line("  " + pad(String(i), 2) + " " + pad(String(name.prefix(25)), 25) + " " + pad(channelText, 17) + " " + pad(programText, 17) + " " + pad(String(notes), 8) + " " + String(fileEvents))
         }
+        describeGeneralMIDI(smf.tracks, into: &out)
         out.flush()
+    }
+}
+
+/// The programs the song selects and the drum notes it plays on the percussion channel, with
+/// their General MIDI names (the track table keeps numbers, so it stays in columns).
+func describeGeneralMIDI(_ tracks: [MusicTrack], into out: inout OutputBuffer) {
+    var programs = Set<Int>()  // channel << 7 | program
+    var drums: [UInt8: Int] = [:]
+    for track in tracks {
+        for e in track.events {
+            switch e.event {
+            case .note(let n) where n.channel == GeneralMIDI.percussionChannel:
+                drums[n.key, default: 0] += 1
+            case .message(let m) where m.status & 0xF0 == 0xC0:
+                programs.insert(Int(m.channel) << 7 | Int(m.data1))
+            case .message(let m) where m.isNoteOn && m.channel == GeneralMIDI.percussionChannel:
+                drums[m.data1, default: 0] += 1
+            default: break
+            }
+        }
+    }
+    if !programs.isEmpty {
+        out.line("programs:")
+        for key in programs.sorted() {
+            let channel = key >> 7, program = UInt8(key & 0x7F)
+            let name = GeneralMIDI.programName(program, channel: UInt8(channel)).map { " (\($0))" } ?? ""
+            out.line("  ch \(pad(String(channel + 1), 2)) program \(program)\(name)")
+        }
+    }
+    if !drums.isEmpty {
+        out.line("drum notes (channel 10):")
+        for key in drums.keys.sorted() {
+            let hits = drums[key]!
+            out.line("  note \(key) (\(GeneralMIDI.percussionName(key: key) ?? "not a GM drum")): \(hits) hit\(hits == 1 ? "" : "s")")
+        }
     }
 }
 

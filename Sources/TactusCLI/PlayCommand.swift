@@ -111,7 +111,8 @@ struct PlayCommand: ParsableCommand {
         commandName: "play",
         abstract: "Play a MIDI file through an ALSA audio device with a SoundFont sampler or the built-in synthesizer.",
         discussion: """
-        On a terminal a status line shows bar:beat, tempo, time, rate and underruns, and keys \
+        On a terminal a status line shows bar:beat, tempo, time, rate, underruns and the lyric line being sung \
+        (see dump --lyrics for which events are lyrics), and keys \
         control playback: space pauses and resumes, left/right move one bar, +/- change the \
         rate, q quits. Ctrl-C stops with all notes off. The tracks play through a SoundFont \
         sampler when a bank is found (--soundfont, then $TACTUS_SOUNDFONT, then the standard \
@@ -453,25 +454,34 @@ final class PlayerPCMSource: PCMRenderSource, @unchecked Sendable {
     }
 }
 
-/// The live status line.
+/// The live status line, with the lyric line being sung when the song has lyrics.
 struct StatusLine {
     let session: PlaybackSession
     let tempoMap: TempoMap
     let totalSeconds: Double
+    let lyrics: LyricSheet
 
     init(session: PlaybackSession, endTick: Int64) {
         self.session = session
         tempoMap = session.sequence.makeTempoMap()
         totalSeconds = tempoMap.seconds(atTick: endTick)
+        lyrics = LyricSheet(Lyrics.events(in: session.sequence))
     }
 
     func text() -> String {
         guard let position = session.position else { return "" }
         let bpm = tempoMap.bpm(atTick: position.tick)
         let state = position.isPlaying ? ">" : "||"
-        return String(format: "%@ %4lld:%-2lld  %6.1f BPM  %@ / %@  rate %.2f  xruns %d",
-                      state, position.barBeatTick.bar, position.barBeatTick.beat, bpm,
-                      formatDuration(position.seconds), formatDuration(totalSeconds), position.rate, position.underruns)
+        var line = String(format: "%@ %4lld:%-2lld  %6.1f BPM  %@ / %@  rate %.2f  xruns %d",
+                          state, position.barBeatTick.bar, position.barBeatTick.beat, bpm,
+                          formatDuration(position.seconds), formatDuration(totalSeconds), position.rate, position.underruns)
+        if let sung = lyrics.line(atTick: position.tick) { line += "  \u{266A} " + sung.line.text }
+        // A line longer than the terminal would wrap, and the next redraw would not replace it.
+        var size = winsize()
+        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 1, line.count >= Int(size.ws_col) {
+            line = String(line.prefix(Int(size.ws_col) - 1))
+        }
+        return line
     }
 }
 

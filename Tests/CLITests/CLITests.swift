@@ -79,6 +79,11 @@ struct CLITests {
         #expect(result.stdout.contains("4/4 at 1:1:0"))
         #expect(result.stdout.contains("Piano"))
         #expect(result.stdout.contains("10:-") || result.stdout.contains(" 10 "), "drum channel listed")
+        // General MIDI names of the programs and drum notes, after the track table.
+        #expect(result.stdout.contains("\nprograms:\n  ch 1  program 0 (Acoustic Grand Piano)\n  ch 2  program 33 (Electric Bass (finger))\n  ch 3  program 48 (String Ensemble 1)\n"))
+        #expect(result.stdout.contains("\ndrum notes (channel 10):\n  note 36 (Bass Drum 1): "))
+        #expect(result.stdout.contains("\n  note 38 (Acoustic Snare): "))
+        #expect(result.stdout.contains("\n  note 42 (Closed Hi Hat): "))
         let waltz = try CLI.run(["info", CLI.song("little-waltz.mid")])
         #expect(waltz.stdout.contains("format:      0 (1 track)"))
         #expect(waltz.stdout.contains("3/4"))
@@ -173,6 +178,17 @@ struct CLITests {
         #expect(text.status == 0)
         #expect(text.stdout.contains("set_tempo"))
         #expect(text.stdout.contains("1\t480\t1:2:0\t0.500000\tnote_on"))
+        // Program changes and channel 10 notes end with their General MIDI names; the
+        // key=value fields before them read as before, and the JSON stays mido's document.
+        let steps = try CLI.run(["dump", CLI.song("morning-steps.mid")])
+        #expect(steps.stdout.contains("\tprogram_change\tch=1 program=0 (Acoustic Grand Piano)\n"))
+        #expect(steps.stdout.contains("\tprogram_change\tch=2 program=33 (Electric Bass (finger))\n"))
+        let drumLines = steps.stdout.split(separator: "\n").filter { $0.contains("\tnote_on\tch=10 key=36 ") }
+        #expect(!drumLines.isEmpty)
+        #expect(drumLines.allSatisfy { $0.hasSuffix(" (Bass Drum 1)") && $0.contains(" vel=") })
+        #expect(!steps.stdout.contains("ch=1 key=36 vel=100 ("))
+        let stepsJSON = try CLI.run(["dump", "--json", CLI.song("morning-steps.mid")])
+        #expect(!stepsJSON.stdout.contains("Piano") && !stepsJSON.stdout.contains("Bass Drum"))
         let notes = try CLI.run(["dump", "--notes", CLI.song("click-track.mid")])
         #expect(notes.stdout.split(separator: "\n").count == 33)
         let json = try CLI.run(["dump", "--json", CLI.song("click-track.mid")])

@@ -48,6 +48,21 @@ struct SFZCLITests {
         #expect(strict.stderr == "\(sfz.path):2: `fileg_depth` parsed but not played (--strict)\n")
     }
 
+    @Test("An instrument whose includes loop renders, with one warning line per include skipped, as sfizz's include guard loads it")
+    func includeLoopsRender() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try writeTone(dir.appendingPathComponent("tone.wav"))
+        try Data("#include \"b.sfz\"\n<region> sample=tone.wav pitch_keycenter=69\n".utf8).write(to: dir.appendingPathComponent("a.sfz"))
+        try Data("#include \"a.sfz\"\n".utf8).write(to: dir.appendingPathComponent("b.sfz"))
+        let sfz = dir.appendingPathComponent("a.sfz").path
+        let out = dir.appendingPathComponent("a.wav").path
+        let r = try CLI.run(["render", CLI.song("click-track.mid"), "-o", out, "--instrument", sfz, "--to", "2:1"], environment: environment())
+        #expect(r.status == 0, "\(r.stderr)")
+        let b = dir.appendingPathComponent("b.sfz").path
+        #expect(r.stderr == "\(b):1: warning: #include cycle skipped: \(sfz) -> \(b) -> \(sfz)\n")
+    }
+
     @Test("A missing sample is one line naming it and the region, exit 66; a sample that is not audio exits 65")
     func badSamples() throws {
         let dir = try CLI.temporaryDirectory()

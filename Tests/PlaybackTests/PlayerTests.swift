@@ -430,9 +430,11 @@ let blockSizeSets: [[Int]] = [[1], [64], [333], [4096], randomSizes(count: 500, 
         let smf = try SMFReader.read(contentsOf: song)
         var sequence = smf.makeSequence()
         sequence.tracks[0].add(.user(UserEvent(data: [1, 2, 3])), at: 1000)
+        sequence.tracks[0].add(.meta(.text(MetaType.lyric, "la")), at: 1200)
         let player = try Player.makeDefault(sequence: sequence, sampleRate: 44_100, maximumFrameCount: 512)
-        var users = 0
+        var users = 0, lyrics = 0
         player.userEventHandler = { _ in users += 1 }
+        player.textEventHandler = { if $0.type == MetaType.lyric { lyrics += 1 } }
         let l = UnsafeMutablePointer<Float>.allocate(capacity: 512), r = UnsafeMutablePointer<Float>.allocate(capacity: 512)
         defer { l.deallocate(); r.deallocate() }
         let out = StereoBuffer(left: l, right: r)
@@ -463,6 +465,7 @@ let blockSizeSets: [[Int]] = [[1], [64], [333], [4096], randomSizes(count: 500, 
         // are freed by service() on this side, never inside render.
         #expect(frees == 0)
         #expect(users >= 1, "the user event passed")
+        #expect(lyrics >= 1, "the lyric passed")
         #expect(player.engine.cursor > 0, "events were delivered")
     }
 }

@@ -122,9 +122,19 @@ import SFZ
         #expect(result.regions[0].keyRange == SFZRange(50, 50))
     }
 
-    @Test func anIncludeCycleIsAnErrorNamingTheChain() {
+    @Test func anIncludeCycleIsSkippedWithAWarningNamingTheChain() throws {
+        let result = try instrument("#include \"a.sfz\"", others: ["a.sfz": "<region> sample=a.wav\n\n#include \"b.sfz\"", "b.sfz": "#include \"a.sfz\"\nkey=40"])
+        // b.sfz's include of a.sfz is skipped; the rest of b.sfz still applies to a's region.
+        #expect(result.regions.map(\.sample) == [.file("/instrument/a.wav")])
+        #expect(result.regions[0].keyRange == SFZRange(40, 40))
+        #expect(result.warnings.map(\.description) == ["/instrument/b.sfz:1: #include cycle skipped: /instrument/a.sfz -> /instrument/b.sfz -> /instrument/a.sfz"])
+    }
+
+    @Test func anIncludeCycleIsAnErrorNamingTheChainWhenAsked() {
+        var options = SFZReadOptions()
+        options.refusesIncludeCycles = true
         #expect {
-            _ = try instrument("#include \"a.sfz\"", others: ["a.sfz": "<region> sample=a.wav\n\n#include \"b.sfz\"", "b.sfz": "#include \"a.sfz\""])
+            _ = try instrument("#include \"a.sfz\"", others: ["a.sfz": "<region> sample=a.wav\n\n#include \"b.sfz\"", "b.sfz": "#include \"a.sfz\""], options: options)
         } throws: { error in
             guard let error = error as? SFZError else { return false }
             return error.kind == .includeCycle && error.path == "/instrument/b.sfz" && error.line == 1

@@ -465,7 +465,8 @@ public final class PlaybackSession: @unchecked Sendable {
 
     // MARK: Events
 
-    /// A stream of what happens during playback, in order: user events, loop passes, the end,
+    /// A stream of what happens during playback, in order: user events, the song's lyric, text
+    /// and marker events (``PlaybackEvent/text(_:)``), loop passes, the end,
     /// underruns, device errors, and the position every `positionInterval` (none when nil).
     /// It finishes after ``PlaybackEvent/finished(_:)`` or when the session ends with an error
     /// (after ``PlaybackEvent/deviceError(_:)``). Subscribe before ``start(on:)`` to miss nothing.

@@ -136,6 +136,9 @@ public struct PlaybackSummary: Sendable, Hashable {
 public enum PlaybackEvent: Sendable, Hashable {
     /// Playback passed a user event (in order, with its tick and track).
     case userEvent(PlayedUserEvent)
+    /// Playback passed a text, lyric or marker event of the song (in order with the user
+    /// events, with its tick and track).
+    case text(PlayedTextEvent)
     /// The transport loop jumped back to its start: pass `completedPasses` is over.
     case loopPass(completedPasses: Int)
     /// The song reached its end; the tail (releases, reverb) still plays.

@@ -28,6 +28,7 @@ final class SessionControl: @unchecked Sendable {
         renderer = PlaybackRenderer(engine: player.engine, tail: tail, sampleRate: format.sampleRate)
         seenEnds = player.timesEndReached
         player.userEventHandler = { [unowned self] event in self.broadcast(.userEvent(event)) }
+        player.textEventHandler = { [unowned self] event in self.broadcast(.text(event)) }
     }
 
     /// Starts the control thread. The thread keeps the session alive until playback ends.
