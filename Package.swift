@@ -39,6 +39,11 @@ let package = Package(
         .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "JACK", dependencies: ["CJACK", "Playback", "Recording", "Sequencing"]),
         .target(name: "CFloatConversion"),
+        // liblilv is loaded at run time too: LV2 hosting is optional, and the LV2 structs are
+        // declared by hand (a stable ABI), so building needs neither lilv nor LV2 headers.
+        .target(name: "CLilv", linkerSettings: [.linkedLibrary("dl")]),
+        // Hosted LV2 plugins as graph nodes, and the catalogue of installed plugins (issue 27).
+        .target(name: "LV2", dependencies: ["AudioGraph", "MIDI", "CLilv"]),
         .target(name: "AudioGraph", dependencies: ["MIDI", "CFloatConversion"]),
         // libvorbisfile, loaded at run time (SoundFont 3 samples): declarations and loader.
         .target(name: "CVorbisFile"),
@@ -70,7 +75,7 @@ let package = Package(
             name: "TactusCLI",
             dependencies: [
                 "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "Recording", "ALSA", "JACK", "SoundFont", "Sampler",
-                "SFZ", "SFZPlayback", "AudioFileOutput", "BatchRender",
+                "SFZ", "SFZPlayback", "AudioFileOutput", "BatchRender", "LV2",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -105,6 +110,7 @@ let package = Package(
             path: "Benchmarks/SchedulerBenchmark"
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
+        .testTarget(name: "LV2Tests", dependencies: ["LV2", "AudioGraph", "MIDI", "Playback", "Sequencing"]),
         .testTarget(name: "ALSATests", dependencies: ["Locking", "ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph"]),
         .testTarget(name: "JACKTests", dependencies: ["Locking", "JACK", "Playback", "Recording", "Sequencing", "MIDIFile"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),

@@ -16,7 +16,7 @@ import glob, json, os, sys
 graphs, root = sys.argv[1], sys.argv[2]
 # The modules of the library products (Package.swift): what users import.
 modules = sys.argv[3:] or ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ", "SFZPlayback", "AudioGraph", "Instruments", "Sampler",
-                           "Playback", "Recording", "ALSA", "JACK", "AudioFileOutput", "BatchRender", "TactusTestSupport", "Tactus"]
+                           "Playback", "Recording", "ALSA", "JACK", "LV2", "AudioFileOutput", "BatchRender", "TactusTestSupport", "Tactus"]
 missing = []
 for module in modules:
     files = glob.glob(os.path.join(graphs, module + ".symbols.json")) + glob.glob(os.path.join(graphs, module + "@*.symbols.json"))

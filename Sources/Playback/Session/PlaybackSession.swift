@@ -167,8 +167,11 @@ public final class PlaybackSession: @unchecked Sendable {
         switch choice {
         case .builtIn: return (.builtIn, "built-in synthesizer")
         case .custom(let instrument):
-            if case .sampler = instrument { return (instrument, "SoundFont sampler") }
-            return (instrument, "built-in synthesizer")
+            switch instrument {
+            case .sampler: return (instrument, "SoundFont sampler")
+            case .node(let node): return (instrument, node.name)
+            case .builtIn: return (instrument, "built-in synthesizer")
+            }
         case .automatic(let explicit):
             let found: SoundFontDiscovery.Choice?
             do {
