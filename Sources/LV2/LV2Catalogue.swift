@@ -50,7 +50,7 @@ public struct LV2PortInfo: Sendable, Hashable {
 public struct LV2PluginInfo: Sendable, Hashable {
     /// What the plugin does, as far as hosting it is concerned.
     public enum Kind: String, Sendable, Hashable {
-        /// Takes MIDI and makes sound (or its class is `lv2:InstrumentPlugin`).
+        /// Takes MIDI and makes sound without audio input (or its class is `lv2:InstrumentPlugin`).
         case instrument
         /// Takes audio and makes audio.
         case effect
@@ -155,7 +155,7 @@ public final class LV2Catalogue {
         }
         if !containing.isEmpty { return Array(containing.prefix(5).map(\.uri)) }
         let ranked = plugins.map { ($0.uri, editDistance(lowered, $0.uri.lowercased())) }
-            .filter { $0.1 <= max(3, lowered.count / 3) }
+            .filter { $0.1 <= max(2, lowered.count / 8) }
             .sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
         return Array(ranked.prefix(5).map(\.0))
     }
@@ -182,8 +182,9 @@ public final class LV2Catalogue {
         }
         let takesMIDI = ports.contains { $0.kind == .atom && $0.isInput && $0.supportsMIDI }
         let takesAudio = ports.contains { $0.kind == .audio && $0.isInput }
-        let kind: LV2PluginInfo.Kind = classURI == LV2URI.instrumentPlugin || (takesMIDI && !takesAudio) ? .instrument
-            : takesAudio ? .effect : .other
+        let makesAudio = ports.contains { $0.kind == .audio && !$0.isInput }
+        let kind: LV2PluginInfo.Kind = classURI == LV2URI.instrumentPlugin || (takesMIDI && makesAudio && !takesAudio) ? .instrument
+            : takesAudio && makesAudio ? .effect : .other
         return LV2PluginInfo(uri: uri, name: name, kind: kind, classURI: classURI, ports: ports, requiredFeatures: features)
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioFileOutput
 import AudioGraph
 import Foundation
+import LV2
 import MIDIFile
 import Playback
 import Sequencing
@@ -206,6 +207,8 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
         }
     }
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    // Lines a hosted plugin logged while rendering were held back from the render thread.
+    if case .node(let node) = settings.instrument.instrument, let plugin = node as? LV2PluginNode { plugin.flushLog() }
     let elapsed = clock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     let statistics = RenderStatistics(frameCount: summary.framesPlayed, peak: backend.peak, sampleRate: settings.sampleRate)
