@@ -110,7 +110,7 @@ let package = Package(
             path: "Benchmarks/SchedulerBenchmark"
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
-        .testTarget(name: "LV2Tests", dependencies: ["LV2", "AudioGraph", "MIDI", "Playback", "Sequencing"]),
+        .testTarget(name: "LV2Tests", dependencies: ["LV2", "CLilv", "AudioGraph", "MIDI", "Playback", "Sequencing", "TactusTestSupport"]),
         .testTarget(name: "ALSATests", dependencies: ["Locking", "ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph"]),
         .testTarget(name: "JACKTests", dependencies: ["Locking", "JACK", "Playback", "Recording", "Sequencing", "MIDIFile"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),

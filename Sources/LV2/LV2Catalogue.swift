@@ -145,7 +145,7 @@ public final class LV2Catalogue {
     func handle(_ uri: String) -> OpaquePointer? { handles[uri] }
 
     /// Up to five plugin URIs close to `query`: those whose URI or name contains it (or its
-    /// last path component), else the nearest by edit distance.
+    /// last path component), else the nearest by edit distance (and those one edit further).
     public func closeMatches(to query: String) -> [String] {
         let lowered = query.lowercased()
         let tail = lowered.split(separator: "/").last.map(String.init) ?? lowered
@@ -157,7 +157,9 @@ public final class LV2Catalogue {
         let ranked = plugins.map { ($0.uri, editDistance(lowered, $0.uri.lowercased())) }
             .filter { $0.1 <= max(2, lowered.count / 8) }
             .sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
-        return Array(ranked.prefix(5).map(\.0))
+        // The nearest, and those one edit further: more would be noise.
+        guard let best = ranked.first?.1 else { return [] }
+        return Array(ranked.filter { $0.1 <= best + 1 }.prefix(5).map(\.0))
     }
 
     private static func describe(_ plugin: OpaquePointer, uris: CatalogueURIs) -> LV2PluginInfo {

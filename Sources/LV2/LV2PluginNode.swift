@@ -319,7 +319,7 @@ public final class LV2PluginNode: ParameterizedNode {
         let phase = Int(((frame % Int64(grid)) + Int64(grid)) % Int64(grid))
         sliceStart = frame - Int64(phase)
         filled = phase
-        for buffer in audioIn { buffer.update(repeating: 0, count: grid) }
+        for i in 0..<audioIn.count { audioIn[i].update(repeating: 0, count: grid) }
         delayedLeft.update(repeating: 0, count: grid)
         delayedRight.update(repeating: 0, count: grid)
     }
@@ -364,18 +364,20 @@ public final class LV2PluginNode: ParameterizedNode {
             delayedRight.update(repeating: 0, count: grid)
             return
         }
-        for (port, slot) in controlInputPorts {
-            controls[slot] = parameters.current(port) ?? controls[slot]
+        // Index loops: in unoptimized builds, iterating an array of tuples or pointers with
+        // for-in allocates.
+        for i in 0..<controlInputPorts.count {
+            if let value = parameters.current(controlInputPorts[i].port) { controls[controlInputPorts[i].slot] = value }
         }
-        for input in atomInputs {
-            let sequence = input.buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
+        for i in 0..<atomInputs.count {
+            let sequence = atomInputs[i].buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
             sequence.pointee.atom = LV2_Atom(size: UInt32(MemoryLayout<LV2_Atom_Sequence_Body>.size), type: features.atomSequence)
             sequence.pointee.body = LV2_Atom_Sequence_Body(unit: 0, pad: 0)
         }
-        for output in atomOutputs {
+        for i in 0..<atomOutputs.count {
             // An output port's buffer tells the plugin how much room it has.
-            output.buffer.assumingMemoryBound(to: LV2_Atom.self).pointee =
-                LV2_Atom(size: UInt32(output.capacity - MemoryLayout<LV2_Atom>.size), type: features.atomChunk)
+            atomOutputs[i].buffer.assumingMemoryBound(to: LV2_Atom.self).pointee =
+                LV2_Atom(size: UInt32(atomOutputs[i].capacity - MemoryLayout<LV2_Atom>.size), type: features.atomChunk)
         }
         let handle = instance.pointee.lv2_handle
         features.logBuffer.onAudioThread = true
