@@ -12,7 +12,9 @@ let package = Package(
         .package(name: "Tactus", path: ".."),
     ],
     targets: [
-        .executableTarget(name: "hello", dependencies: [tactus]),
+        // Finds Songs/ wherever an example is started.
+        .target(name: "ExampleSongs"),
+        .executableTarget(name: "hello", dependencies: [tactus, "ExampleSongs"]),
         // The custom instruments and effect the examples play, in a library so the tests below
         // can prove them allocation-free.
         .target(name: "SynthVoices", dependencies: [tactus]),
@@ -22,7 +24,7 @@ let package = Package(
         .executableTarget(name: "comb-filter", dependencies: [tactus, "SynthVoices"]),
         .executableTarget(name: "score-render", dependencies: [tactus]),
         .executableTarget(name: "sampler-sequence", dependencies: [tactus]),
-        .executableTarget(name: "record", dependencies: [tactus]),
+        .executableTarget(name: "record", dependencies: [tactus, "ExampleSongs"]),
         // The code of the "Time and tempo" article: ticks, beats, seconds, bars and frames.
         .executableTarget(name: "time-and-tempo", dependencies: [tactus]),
         // Reads the examples' WAV output and checks what each one must show.

@@ -79,6 +79,16 @@ public final class AudioGraph {
         if !connections.contains(c) { connections.append(c) }
     }
 
+    /// A new graph with the same nodes (the same objects, not copies) and connections: what
+    /// a player compiles, so that later changes to this graph do not reach it.
+    public func copy() -> AudioGraph {
+        let copy = AudioGraph()
+        copy.nodes = nodes
+        copy.connections = connections
+        copy.nextID = nextID
+        return copy
+    }
+
     /// Removes every connection into `destination`'s `bus`.
     public func disconnect(_ destination: UInt32, bus: Int = 0) {
         connections.removeAll { $0.destination == destination && $0.bus == bus }

@@ -155,7 +155,7 @@ struct FileRender {
         }
         let maximumFrames = settings.maximumDurationSeconds.map { Int64($0 * Double(settings.sampleRate)) }
         let guarded = GuardedSink(sink, stop: stop, deadline: deadline, maximumFrames: maximumFrames)
-        let backend = OfflineBackend(sink: guarded, name: output, blockSize: min(settings.blockSize, 4096))
+        let backend = OfflineBackend(sink: guarded, name: output, blockSize: settings.blockSize)
         let summary: PlaybackSummary
         do {
             try session.start(on: backend)

@@ -43,6 +43,9 @@ public enum SMFErrorReason: Hashable, Sendable {
     case limitExceeded(String)
     /// A warning promoted to an error by strict reading.
     case strict(SMFWarning)
+    /// The file could not be opened or read (missing, a directory, permission denied...): the
+    /// reason in words.
+    case cannotRead(String)
 }
 
 /// A file Tactus refuses to read, with where and why.
@@ -77,11 +80,21 @@ public struct SMFError: Error, Hashable, Sendable, CustomStringConvertible {
             return "\(kind) event declares \(declared) bytes but only \(available) remain in the chunk"
         case .limitExceeded(let what): return "limit exceeded: \(what)"
         case .strict(let w): return "\(w.message) (strict mode)"
+        case .cannotRead(let why): return why
         }
+    }
+
+    /// True when the file could not be opened or read at all (rather than read and refused):
+    /// a missing file, a directory, no permission.
+    public var isUnreadableInput: Bool {
+        if case .cannotRead = reason { return true }
+        return false
     }
 
     public var description: String {
         let prefix = path.map { "\($0): " } ?? ""
+        // A file that could not be read has no place in it to name.
+        if isUnreadableInput { return prefix + reasonText }
         return "\(prefix)\(location): \(reasonText)"
     }
 }

@@ -66,35 +66,72 @@ public struct StandardMIDIFile: Sendable, Hashable {
 /// Damage it can work around becomes a warning with a byte offset; damage it cannot becomes an
 /// ``SMFError`` naming the chunk, offset and reason.
 public enum SMFReader {
-    /// Reads the file at `path`.
-    public static func read(contentsOf path: String, options: SMFReadOptions = SMFReadOptions()) throws -> StandardMIDIFile {
-        do {
-            // A regular file is checked with stat(2) and mapped without Foundation, whose code
+    /// Reads the file at `path`: a regular file (mapped), or a pipe or device (read to its
+    /// end, up to the size limit).
+    /// - Throws: ``SMFError``; a file that is missing, a directory or cannot be opened or read
+    ///   has the reason ``SMFErrorReason/cannotRead(_:)`` (see ``SMFError/isUnreadableInput``).
+    public static func read(contentsOf path: String, options: SMFReadOptions = SMFReadOptions()) throws(SMFError) -> StandardMIDIFile {
+        do throws(SMFError) {
+            // A regular file is checked with fstat(2) and mapped without Foundation, whose code
             // pages would otherwise count in the memory of every load.
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw fileProblem(errno) }
+            defer { close(fd) }
             var info = stat()
-            if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+            guard fstat(fd, &info) == 0 else { throw fileProblem(errno) }
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR:
+                throw SMFError(location: SMFLocation(chunk: nil, offset: 0), reason: .cannotRead("is a directory, not a MIDI file"))
+            case S_IFREG:
                 try checkSize(Int(info.st_size), isRegularFile: true, options: options)
-                if let mapped = MappedFile(path: path) {
+                if let mapped = MappedFile(fd: fd, size: Int(info.st_size)) {
                     defer { mapped.unmap() }
                     var parser = FileParser(bytes: mapped.bytes, options: options)
                     parser.releasesParsedPages = true
                     return try parser.parse()
                 }
+            default:
+                break
             }
-            // Anything else (a FIFO, a device, a file that cannot be opened) is read through
-            // Data, which also reports why a file cannot be read.
-            let attributes = try FileManager.default.attributesOfItem(atPath: path)
-            if let size = attributes[.size] as? Int {
-                try checkSize(size, isRegularFile: attributes[.type] as? FileAttributeType == .typeRegular, options: options)
-            }
-            let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
-            return try data.withUnsafeBytes { raw in
-                try read(raw, options: options)
-            }
-        } catch var error as SMFError {
+            // A pipe, a device, or a file that could not be mapped: read to its end.
+            let bytes = try readToEnd(fd, options: options)
+            // Array's withUnsafeBytes rethrows untyped: carry the typed error out in a Result.
+            let result = bytes.withUnsafeBytes { raw in Result { () throws(SMFError) in try read(raw, options: options) } }
+            return try result.get()
+        } catch var error {
             error.path = path
             throw error
         }
+    }
+
+    /// The error for a failed open, stat or read, in the words the CLI prints.
+    private static func fileProblem(_ code: Int32) -> SMFError {
+        let reason: String
+        switch code {
+        case ENOENT: reason = "no such file"
+        case EACCES, EPERM: reason = "permission denied"
+        case EISDIR: reason = "is a directory, not a MIDI file"
+        default: reason = "cannot read: " + String(cString: strerror(code))
+        }
+        return SMFError(location: SMFLocation(chunk: nil, offset: 0), reason: .cannotRead(reason))
+    }
+
+    /// Reads `fd` to its end; more than the options' size limit is refused.
+    private static func readToEnd(_ fd: Int32, options: SMFReadOptions) throws(SMFError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw fileProblem(errno)
+            }
+            bytes.append(contentsOf: chunk[0..<count])
+            try checkSize(bytes.count, isRegularFile: false, options: options)
+        }
+        if bytes.isEmpty { throw SMFError(location: SMFLocation(chunk: nil, offset: 0), reason: .emptyFile) }
+        return bytes
     }
 
     /// Refuses a file over the size limit, and an empty regular file before reading it
@@ -133,16 +170,10 @@ public enum SMFReader {
 private struct MappedFile {
     let bytes: UnsafeBufferPointer<UInt8>
 
-    /// Maps the regular, non-empty file at `path`; nil when it is anything else or cannot be
-    /// opened or mapped.
-    init?(path: String) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else { return nil }
-        let size = Int(info.st_size)
-        guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), address != MAP_FAILED else { return nil }
+    /// Maps the first `size` bytes of the regular file open as `fd`; nil when it cannot be
+    /// mapped.
+    init?(fd: Int32, size: Int) {
+        guard size > 0, let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), address != MAP_FAILED else { return nil }
         bytes = UnsafeBufferPointer(start: address.assumingMemoryBound(to: UInt8.self), count: size)
     }
 

@@ -8,9 +8,6 @@ public enum DefaultInstrument {
     case builtIn
     /// A SoundFont sampler, already configured (reverb, chorus, voice limit).
     case sampler(SamplerNode)
-    /// Any other instrument node (a hosted plugin, a node written in Swift), prepared by the
-    /// graph like the others.
-    case node(any AudioNode)
 }
 
 /// The graph Apple's MusicSequence builds when a MIDI file is loaded: one General MIDI
@@ -47,10 +44,6 @@ public struct DefaultGraph {
         case .sampler(let node):
             synthesizer = nil
             sampler = node
-            instrument = node
-        case .node(let node):
-            synthesizer = nil
-            sampler = node as? SamplerNode
             instrument = node
         }
         limiter = LimiterNode()

@@ -10,13 +10,15 @@ import Synchronization
 public struct PlayedUserEvent: Sendable, Hashable {
     /// The event's tick in the song's timeline (track offset and loop repeats included).
     public var tick: Int64
-    /// The track: 0 is the tempo track, 1... the event tracks.
-    public var track: Int
+    /// The track, as an index into `MusicSequence.tracks` (the numbering of
+    /// ``PlaybackSession/setMuted(_:track:)`` and every other track argument); nil for the
+    /// tempo track.
+    public var track: Int?
     /// The application's bytes.
     public var data: [UInt8]
 
     /// Creates a record of a played user event.
-    public init(tick: Int64, track: Int, data: [UInt8]) {
+    public init(tick: Int64, track: Int?, data: [UInt8]) {
         self.tick = tick
         self.track = track
         self.data = data
@@ -351,7 +353,8 @@ public final class Player {
         collectRetired()
         var delivered = 0
         while let record = engine.userEvents.pop() {
-            userEventHandler?(PlayedUserEvent(tick: record.tick, track: record.track, data: record.data))
+            // The schedule numbers the tempo track 0 (`allTracks`); users number `tracks`.
+            userEventHandler?(PlayedUserEvent(tick: record.tick, track: record.track == 0 ? nil : record.track - 1, data: record.data))
             delivered += 1
         }
         let schedule = snapshot.schedule

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AudioGraph
 import Foundation
 import LV2
 import Playback
@@ -56,6 +57,29 @@ struct InstrumentChoice {
     var regionRules: [SamplerRegionRule] = []
     /// The sampler volume (dB) an SFZ instrument asked for to play gains above 0 dB.
     var outputGain = 0.0
+    /// An LV2 instrument, played through a graph of its own instead of `instrument`.
+    var plugin: LV2PluginNode?
+
+    /// A session playing `sequence` through this instrument: the default graph, or for an LV2
+    /// instrument the graph plugin, limiter (with the options' gain), output.
+    func makeSession(sequence: MusicSequence, options: PlaybackSession.Options,
+                     observer: (any PlaybackSessionObserver)?) throws(PlaybackSessionError) -> PlaybackSession {
+        guard let plugin else {
+            var options = options
+            options.instrument = .custom(instrument)
+            return try PlaybackSession(sequence: sequence, options: options, observer: observer)
+        }
+        let graph = AudioGraph()
+        let pluginID = graph.add(plugin)
+        let limiter = LimiterNode()
+        limiter.setParameter(LimiterNode.Parameter.inputGain, value: options.gainDecibels)
+        let limiterID = graph.add(limiter)
+        let outputID = graph.add(OutputNode())
+        // The three nodes exist, so these connections cannot fail.
+        try! graph.connect(pluginID, to: limiterID)
+        try! graph.connect(limiterID, to: outputID)
+        return try PlaybackSession(sequence: sequence, graph: graph, defaultNode: pluginID, options: options, observer: observer)
+    }
 }
 
 extension InstrumentChoice {
@@ -210,7 +234,7 @@ extension InstrumentOptions {
                 guard !quiet, level.rawValue >= LV2LogLevel.warning.rawValue else { return }
                 printError("\(plugin): \(level == .error ? "error" : "warning"): \(message)")
             }
-            return InstrumentChoice(instrument: .node(node), description: "LV2 instrument \(info.name) (\(uri))")
+            return InstrumentChoice(instrument: .builtIn, description: "LV2 instrument \(info.name) (\(uri))", plugin: node)
         } catch {
             throw failure(error)
         }

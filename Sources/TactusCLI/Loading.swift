@@ -21,19 +21,6 @@ func loadMIDIFile(_ path: String, options: InputOptions) throws -> StandardMIDIF
 
 /// Reads a MIDI file with explicit strictness and verbosity.
 func loadMIDIFile(_ path: String, strict: Bool, quiet: Bool) throws -> StandardMIDIFile {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-        printError("\(path): no such file")
-        throw ExitCode(ExitStatus.noInput)
-    }
-    if isDirectory.boolValue {
-        printError("\(path): is a directory, not a MIDI file")
-        throw ExitCode(ExitStatus.noInput)
-    }
-    guard FileManager.default.isReadableFile(atPath: path) else {
-        printError("\(path): permission denied")
-        throw ExitCode(ExitStatus.noInput)
-    }
     var readOptions = SMFReadOptions()
     readOptions.strict = strict
     do {
@@ -42,12 +29,9 @@ func loadMIDIFile(_ path: String, strict: Bool, quiet: Bool) throws -> StandardM
             for warning in file.warnings { printError("\(path): warning: \(warning)") }
         }
         return file
-    } catch let error as SMFError {
-        printError(error.description)
-        throw ExitCode(ExitStatus.dataError)
     } catch {
-        printError("\(path): cannot read: \(error.localizedDescription)")
-        throw ExitCode(ExitStatus.noInput)
+        printError(error.description)
+        throw ExitCode(error.isUnreadableInput ? ExitStatus.noInput : ExitStatus.dataError)
     }
 }
 

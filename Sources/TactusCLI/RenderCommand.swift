@@ -2,7 +2,6 @@ import ArgumentParser
 import AudioFileOutput
 import AudioGraph
 import Foundation
-import LV2
 import MIDIFile
 import Playback
 import Sequencing
@@ -87,7 +86,7 @@ struct RenderCommand: ParsableCommand {
             printError("\(output): \(error)")
             throw ExitCode(ExitStatus.usage)
         }
-        guard (1...65_536).contains(blockSize) else {
+        guard OfflineBackend.blockSizes.contains(blockSize) else {
             printError("\(output): block size \(blockSize) is outside 1...65536")
             throw ExitCode(ExitStatus.usage)
         }
@@ -166,9 +165,8 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     let progress = RenderProgress(plan: plan, tail: settings.tail, sampleRate: settings.sampleRate)
     let session: PlaybackSession
     do {
-        let options = PlaybackSession.Options(instrument: .custom(settings.instrument.instrument), gainDecibels: settings.gainDecibels,
-                                              tail: settings.tail, sampleRate: settings.sampleRate)
-        session = try PlaybackSession(sequence: sequence, options: options, observer: progress)
+        let options = PlaybackSession.Options(gainDecibels: settings.gainDecibels, tail: settings.tail, sampleRate: settings.sampleRate)
+        session = try settings.instrument.makeSession(sequence: sequence, options: options, observer: progress)
     } catch {
         writer.cancel()
         printError("\(source): \(error)")
@@ -181,7 +179,7 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     }
     let showProgress = !settings.quiet && isatty(STDERR_FILENO) != 0
     let sink = ProgressSink(writer, progress: showProgress ? progress : nil)
-    let backend = OfflineBackend(sink: sink, name: output, blockSize: min(settings.blockSize, 4096))
+    let backend = OfflineBackend(sink: sink, name: output, blockSize: settings.blockSize)
     let clock = ContinuousClock()
     let started = clock.now
     let summary: PlaybackSummary
@@ -198,6 +196,9 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
         case .graph(let reason):
             printError("\(source): cannot build the audio graph: \(reason)")
             throw ExitCode(ExitStatus.dataError)
+        case .missingNode:
+            printError("\(source): \(error)")
+            throw ExitCode(ExitStatus.dataError)
         case .backend(let failure) where failure.kind == .cannotCreateOutput:
             printError("\(error)")
             throw ExitCode(ExitStatus.cannotCreate)
@@ -208,12 +209,16 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     }
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     // Lines a hosted plugin logged while rendering were held back from the render thread.
-    if case .node(let node) = settings.instrument.instrument, let plugin = node as? LV2PluginNode { plugin.flushLog() }
+    settings.instrument.plugin?.flushLog()
     let elapsed = clock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     let statistics = RenderStatistics(frameCount: summary.framesPlayed, peak: backend.peak, sampleRate: settings.sampleRate)
     let peak = statistics.peak >= silenceCeiling(of: settings.audioFormat) && statistics.peak > 0 ? String(format: "%.2f dBFS", statistics.peakDecibels) : "silence"
-    let speed = seconds > 0 ? String(format: "%.1fx real time", statistics.seconds / seconds) : "instant"
+    var speed = seconds > 0 ? String(format: "%.1fx real time", statistics.seconds / seconds) : "instant"
+#if DEBUG
+    // `swift run` builds for debugging, which renders the same samples many times slower.
+    speed += ", a debug build; `swift build -c release` is the fast one"
+#endif
     let encoding: String
     if case .wav(let sample) = settings.audioFormat { encoding = sample.rawValue } else { encoding = settings.audioFormat.description }
     let summaryLine = "\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(settings.sampleRate) Hz \(encoding) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed)) with the \(settings.instrument.description)"

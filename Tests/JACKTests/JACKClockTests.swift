@@ -82,7 +82,10 @@ extension JACKClientTests {
         defer { server.stop() }  // keeps the server alive to the end of the test
         let sequence = Self.clockSong()
         let received = try await Self.captureClock(sequence, server: server) { session in
-            usleep(400_000)
+            // Locate once the clock is seen running (half a beat in), not after a fixed delay,
+            // which a loaded machine can spend before the first period.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while (session.position?.tick ?? 0) < 240 && ContinuousClock.now < deadline { usleep(5_000) }
             session.locate(toTick: 1000)  // between sixteenths 8 (960) and 9 (1080)
         }
         let pointer = try #require(received.firstIndex { $0.status == 0xF2 })

@@ -1,12 +1,26 @@
 import Foundation
 import JACK
 import MIDIFile
+import Recording
 import Sequencing
 import Testing
 
 /// `tactus record --driver jack`, fed by `tactus play --driver jack --port-tracks` through JACK
 /// MIDI: both ends as a user runs them. Part of the one serialized JACK suite.
 extension JACKClientTests {
+    /// Waits (at most 60 s) until the journal at `path` holds `noteOns` note-ons; false if it never does.
+    static func waitForJournal(_ path: String, noteOns: Int) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if let contents = try? RecordingJournal.read(contentsOf: path),
+               contents.events.count(where: { $0.bytes.count == 3 && $0.bytes[0] & 0xF0 == 0x90 && $0.bytes[2] > 0 }) >= noteOns {
+                return true
+            }
+            usleep(20_000)
+        }
+        return false
+    }
+
     /// Note-on times in seconds of `sequence`'s notes before `seconds`.
     static func noteOnSeconds(_ sequence: MusicSequence, before seconds: Double) -> [Double] {
         let tempo = sequence.makeTempoMap()
@@ -81,7 +95,9 @@ extension JACKClientTests {
         let played = try Self.run(["play", Self.song, "--instrument", "builtin", "--driver", "jack", "--jack-server", server.name,
                                    "--connect", "none", "--port-tracks", "0=Tactus:midi_in"]) { _ in
             #expect(server.waitForPorts(matching: "^Tactus", moreThan: recorderPorts), "tactus play never joined the server")
-            usleep(1_500_000)
+            // The server dies once the take's journal holds more than three notes, however slowly
+            // the machine runs (a fixed delay failed under load).
+            #expect(Self.waitForJournal(take + ".journal", noteOns: 4), "the take's journal never held 4 notes")
             server.kill()
         }
         #expect(played.status == 74)

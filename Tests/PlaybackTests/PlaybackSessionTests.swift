@@ -178,7 +178,8 @@ import Testing
         // The loop [0, 960) plays 3 times (events at ticks 0 and 480 each time), then the rest.
         #expect(users.map(\.data) == [[0], [1], [0], [1], [0], [1], [2], [3], [0xFF]])
         #expect(users.map(\.tick) == [0, 480, 0, 480, 0, 480, 960, 1440, 1919])
-        #expect(users.allSatisfy { $0.track == 1 })
+        // Numbered as sequence.tracks is (and as setMuted numbers it): the first event track is 0.
+        #expect(users.allSatisfy { $0.track == 0 })
         #expect(received.filter { if case .loopPass = $0 { true } else { false } } == [.loopPass(completedPasses: 1), .loopPass(completedPasses: 2)])
         #expect(received.filter { $0 == .endReached }.count == 1)
         #expect(received.filter { if case .underrun = $0 { true } else { false } } == [.underrun(total: 1), .underrun(total: 2)])
@@ -203,22 +204,27 @@ import Testing
     @Test func muteAndSoloChooseTheTracksHeard() async throws {
         var sequence = Self.song(notes: 16, userEvents: false)
         sequence.tracks.append(sequence.tracks[0])
-        func peak(_ setUp: (PlaybackSession) -> Void) async throws -> Float {
+        func peak(_ setUp: (PlaybackSession) throws -> Void) async throws -> Float {
             let session = try PlaybackSession(sequence: sequence, options: Self.options())
-            setUp(session)
+            try setUp(session)
             let backend = OfflineBackend(destination: .memory)
             try session.start(on: backend)
             try await session.finished()
             return backend.samples.left.map(abs).max() ?? 0
         }
         let both = try await peak { _ in }
-        let one = try await peak { $0.setMuted(true, track: 0) }
-        let soloed = try await peak { $0.setSoloed(true, track: 1) }
-        let none = try await peak { $0.setMuted(true, track: 0); $0.setMuted(true, track: 1) }
+        let one = try await peak { try $0.setMuted(true, track: 0) }
+        let soloed = try await peak { try $0.setSoloed(true, track: 1) }
+        let none = try await peak { try $0.setMuted(true, track: 0); try $0.setMuted(true, track: 1) }
         #expect(both > 0.05)
         #expect(one > 0.01 && one < both * 0.9)
         #expect(soloed == one, "soloing track 2 sounds like muting track 1")
         #expect(none < 1e-6, "the synthesizer's anti-denormal floor, no notes")
+
+        // A track the sequence does not have is refused, not ignored (nor taken as another).
+        let session = try PlaybackSession(sequence: sequence, options: Self.options())
+        #expect(throws: PlaybackSessionError.noSuchTrack(2, count: 2)) { try session.setMuted(true, track: 2) }
+        #expect(throws: PlaybackSessionError.noSuchTrack(-1, count: 2)) { try session.setSoloed(true, track: -1) }
     }
 
     @Test func rateLocateAndStopWhilePlaying() async throws {

@@ -220,9 +220,13 @@ let blockSizeSets: [[Int]] = [[1], [64], [333], [4096], randomSizes(count: 500, 
         #expect(received.map(\.data) == [[1], [2], [4]])
         play(player, frames: 6000 * Int(framesPerTick))
         #expect(received == [
-            PlayedUserEvent(tick: 100, track: 1, data: [1]), PlayedUserEvent(tick: 100, track: 2, data: [2]),
-            PlayedUserEvent(tick: 480, track: 2, data: [4]), PlayedUserEvent(tick: 5000, track: 1, data: [3]),
+            PlayedUserEvent(tick: 100, track: 0, data: [1]), PlayedUserEvent(tick: 100, track: 1, data: [2]),
+            PlayedUserEvent(tick: 480, track: 1, data: [4]), PlayedUserEvent(tick: 5000, track: 0, data: [3]),
         ])
+        // The track is an index into seq.tracks, the numbering muting and soloing use.
+        for event in received {
+            #expect(seq.tracks[try #require(event.track)].events.contains { $0.event == .user(UserEvent(data: event.data)) })
+        }
     }
 
     @Test func positionInTicksBeatsBarsAndSeconds() throws {

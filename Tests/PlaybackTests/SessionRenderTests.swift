@@ -39,6 +39,26 @@ import Testing
         }
     }
 
+    @Test func anOfflineBackendRendersEveryBlockSizeItTakesAndRefusesTheRest() async throws {
+        let sequence = Self.songWithRests()
+        var reference: [Float]?
+        for block in [1, 4096, 4097, 65_536] {
+            let session = try PlaybackSession(sequence: sequence, options: PlaybackSession.Options(instrument: .builtIn))
+            let backend = OfflineBackend(destination: .memory, blockSize: block)
+            try session.start(on: backend)
+            try await session.finished()
+            let left = backend.samples.left
+            if let reference { #expect(left.count == reference.count && left == reference, "block \(block)") } else { reference = left }
+        }
+        // Outside the range the start fails, naming it, instead of rendering another size.
+        for block in [0, -1, 65_537] {
+            let session = try PlaybackSession(sequence: sequence, options: PlaybackSession.Options(instrument: .builtIn))
+            #expect(throws: PlaybackSessionError.backend(AudioBackendError(.cannotOpen, backend: "memory", reason: "block size \(block) is outside 1...65536"))) {
+                try session.start(on: OfflineBackend(destination: .memory, blockSize: block))
+            }
+        }
+    }
+
     @Test func aTailUntilSilenceStopsBeforeTheRestsAndAFixedTailKeepsThem() throws {
         let sequence = Self.songWithRests()
         let endFrame = Int(sequence.makeTempoMap().frame(atTick: 8 * 480, sampleRate: 44_100))

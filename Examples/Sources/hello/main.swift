@@ -1,11 +1,11 @@
+import ExampleSongs
 import Tactus
 
-let session = try PlaybackSession(contentsOf: "Songs/morning-steps.mid")
 do {
-    try session.start(on: ALSAPCMBackend())
-} catch {
-    print("\(error); writing morning-steps.wav instead")
-    try session.start(on: OfflineBackend(wavFile: "morning-steps.wav"))
-}
-let summary = try await session.finished()
-print("played \(summary.seconds) seconds")
+    let session = try PlaybackSession(contentsOf: ExampleSongs.path("Songs/morning-steps.mid"))
+    do { try session.start(on: ALSAPCMBackend()) } catch {
+        print("\(error); writing morning-steps.wav instead")
+        try session.start(on: OfflineBackend(wavFile: "morning-steps.wav"))
+    }
+    print("played \(try await session.finished().seconds) seconds")
+} catch { ExampleSongs.fail("hello: \(error)") }

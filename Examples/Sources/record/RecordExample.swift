@@ -8,17 +8,26 @@
 // that plays an arpeggio in eighth notes through an in-process input, so there is always
 // something to record. The backing plays on the default sound card, or on a silent device
 // running at the same pace when there is none. Input quantize puts the notes on the grid.
+import ExampleSongs
 import Foundation
 import Tactus
 
 @main
 struct RecordExample {
-    static func main() async throws {
+    static func main() async {
+        do {
+            try await record()
+        } catch {
+            ExampleSongs.fail("record: \(error)")
+        }
+    }
+
+    static func record() async throws {
         let arguments = CommandLine.arguments
         let output = arguments.count > 1 ? arguments[1] : "take.mid"
         let seconds = arguments.count > 2 ? Double(arguments[2]) ?? 4 : 4
 
-        let backingPath = "Songs/morning-steps.mid"
+        let backingPath = ExampleSongs.path("Songs/morning-steps.mid")
         let backing = try SMFReader.read(contentsOf: backingPath).makeSequence()
         let session = try RecordingSession(
             sequence: backing,

@@ -65,7 +65,7 @@ do {
     }
     _ = player.service()
     try wav.finish()
-    for event in received { print("bar \(event.data.first ?? 0) at tick \(event.tick) (track \(event.track))") }
+    for event in received { print("bar \(event.data.first ?? 0) at tick \(event.tick) (track \(event.track.map(String.init) ?? "tempo"))") }
     let expected = (0..<bars).map { (UInt8($0 + 1), Int64($0) * 4 * quarter) }
     guard received.map({ ($0.data.first ?? 0, $0.tick) }).elementsEqual(expected, by: { $0 == $1 }) else {
         fail("\(path): expected one user event per bar, in order; got \(received.count)", 1)

@@ -55,10 +55,14 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
         self.init(destination: .wavFile(path: path, format: format, channelCount: 2), blockSize: blockSize)
     }
 
-    /// A backend for `destination`, rendering `blockSize` frames at a time (1...4096).
+    /// The block sizes a backend takes (what `tactus render --block-size` takes).
+    public static let blockSizes = 1...65_536
+
+    /// A backend for `destination`, rendering `blockSize` frames at a time (in
+    /// ``blockSizes``; the session fails to start with any other).
     public init(destination: Destination = .memory, blockSize: Int = 512) {
         self.destination = destination
-        self.blockSize = min(max(blockSize, 1), 4096)
+        self.blockSize = blockSize
     }
 
     /// A backend writing to `sink` (opened for the session's sample rate), rendering
@@ -76,6 +80,9 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
     }
 
     public func open(_ request: AudioStreamRequest) throws(AudioBackendError) -> AudioStreamFormat {
+        guard Self.blockSizes.contains(blockSize) else {
+            throw AudioBackendError(.cannotOpen, backend: name, reason: "block size \(blockSize) is outside \(Self.blockSizes.lowerBound)...\(Self.blockSizes.upperBound)")
+        }
         switch destination {
         case .wavFile(let path, let format, let channels):
             do {

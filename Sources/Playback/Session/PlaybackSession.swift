@@ -32,15 +32,18 @@ public final class PlaybackSession: @unchecked Sendable {
         /// Gain in decibels before the limiter.
         public var gainDecibels: Float
         /// What plays after the end, for releases and reverb: a fixed time, or until the
-        /// sound has died away (the default of `tactus render`).
-        public var tail: RenderTail
-        /// Seconds played after the end (the cap of a tail until silence); setting it makes
-        /// the tail that fixed time.
+        /// sound has died away. Nil (the default) leaves it to the backend: until silent
+        /// (``RenderTail/automatic``, as `tactus render`) on a backend that renders as fast as
+        /// it can, 2 seconds (as `tactus play`) on a device.
+        public var tail: RenderTail?
+        /// Seconds played after the end (the cap of a tail until silence; 2 while ``tail`` is
+        /// nil); setting it makes the tail that fixed time.
         public var tailSeconds: Double {
             get {
                 switch tail {
-                case .seconds(let seconds): return seconds
-                case .untilSilent(_, let cap): return cap
+                case .seconds(let seconds)?: return seconds
+                case .untilSilent(_, let cap)?: return cap
+                case nil: return PlaybackSession.liveTailSeconds
                 }
             }
             set { tail = .seconds(newValue) }
@@ -56,13 +59,15 @@ public final class PlaybackSession: @unchecked Sendable {
         /// format, on the thread that caused them. The library never prints.
         public var logHandler: (@Sendable (PlaybackLogEntry) -> Void)?
 
-        /// Options with the defaults of `tactus play`; `tail`, when given, replaces `tailSeconds`.
-        public init(instrument: SessionInstrument = .automatic(), gainDecibels: Float = 0, tailSeconds: Double = 2,
+        /// Options with the defaults of `tactus play` on a device and of `tactus render` on an
+        /// ``OfflineBackend``; `tail`, when given, replaces `tailSeconds`, and neither leaves
+        /// the tail to the backend.
+        public init(instrument: SessionInstrument = .automatic(), gainDecibels: Float = 0, tailSeconds: Double? = nil,
                     tail: RenderTail? = nil, sampleRate: Int = 44_100, latencySeconds: Double = 0.05,
                     startsPlaying: Bool = true, logHandler: (@Sendable (PlaybackLogEntry) -> Void)? = nil) {
             self.instrument = instrument
             self.gainDecibels = gainDecibels
-            self.tail = tail ?? .seconds(tailSeconds)
+            self.tail = tail ?? tailSeconds.map { .seconds($0) }
             self.sampleRate = sampleRate
             self.latencySeconds = latencySeconds
             self.startsPlaying = startsPlaying
@@ -72,10 +77,17 @@ public final class PlaybackSession: @unchecked Sendable {
 
     /// The sequence the session plays.
     public let sequence: MusicSequence
-    /// What plays the tracks, resolved when the session was created.
-    public let instrument: DefaultInstrument
-    /// A few words naming the instrument ("built-in synthesizer", "SoundFont PATH").
+    /// What plays the tracks of the default graph, resolved when the session was created; nil
+    /// when the session plays a graph the program built.
+    public let instrument: DefaultInstrument?
+    /// A few words naming the instrument ("built-in synthesizer", "SoundFont PATH", "the
+    /// program's audio graph").
     public let instrumentDescription: String
+    /// The graph a program handed to ``init(sequence:graph:defaultNode:options:observer:)``
+    /// and the node its tracks without a destination play; nil for the default graph.
+    let programGraph: (graph: AudioGraph, defaultNode: UInt32)?
+    /// The tail of a device (`tactus play`'s), when the options leave it to the backend.
+    static let liveTailSeconds: Double = 2
     let options: Options
     let observer: (any PlaybackSessionObserver)?
 
@@ -105,8 +117,10 @@ public final class PlaybackSession: @unchecked Sendable {
         self.sequence = sequence
         self.options = options
         self.observer = observer
-        (instrument, instrumentDescription) = try Self.resolve(options.instrument, log: options.logHandler)
-        if case .sampler(let sampler) = instrument, sampler.hasCompressedSamples {
+        programGraph = nil
+        let (resolved, description) = try Self.resolve(options.instrument, log: options.logHandler)
+        (instrument, instrumentDescription) = (resolved, description)
+        if case .sampler(let sampler) = resolved, sampler.hasCompressedSamples {
             // A SoundFont 3 bank plays only what was decoded: decode the samples the song's
             // notes play before it starts (nothing to do for SoundFont 2 banks).
             do {
@@ -118,25 +132,53 @@ public final class PlaybackSession: @unchecked Sendable {
         }
     }
 
+    /// A session that plays `sequence` through `graph`, a graph the program built: any nodes
+    /// (instruments written in Swift, hosted plugins, effects) and exactly one `OutputNode`.
+    /// Tracks without a destination play `defaultNode`; a track whose destination is a node
+    /// plays that node. Everything else is as with the default graph: every backend, the
+    /// transport, the events, the tail and the errors.
+    ///
+    /// ```swift
+    /// let graph = AudioGraph()
+    /// let synth = graph.add(PolyphonicInstrument(name: "Mine", parameters: []) { MyVoice() })
+    /// let output = graph.add(OutputNode())
+    /// try graph.connect(synth, to: output)
+    /// let session = try PlaybackSession(sequence: song, graph: graph, defaultNode: synth)
+    /// try session.start(on: OfflineBackend(wavFile: "mine.wav"))
+    /// try await session.finished()
+    /// ```
+    ///
+    /// The session keeps its own copy of the graph's structure (compiled when it starts, for
+    /// the sample rate the backend grants), so adding nodes to `graph` afterwards changes nothing;
+    /// the nodes themselves are shared (keep a reference to one to read it or set its
+    /// parameters). The options' `instrument` and `gainDecibels` belong to the default graph
+    /// and are not used: put a `LimiterNode` or `GainNode` in the graph for them. A node may
+    /// play in one running session at a time.
+    /// - Throws: ``PlaybackSessionError/missingNode(_:track:)`` when `defaultNode` is not in
+    ///   the graph. A track routed to a missing node is found when the session starts.
+    public init(sequence: MusicSequence, graph: AudioGraph, defaultNode: UInt32, options: Options = Options(),
+                observer: (any PlaybackSessionObserver)? = nil) throws(PlaybackSessionError) {
+        guard graph.node(defaultNode) != nil else { throw .missingNode(defaultNode, track: nil) }
+        self.sequence = sequence
+        self.options = options
+        self.observer = observer
+        programGraph = (graph.copy(), defaultNode)
+        instrument = nil
+        instrumentDescription = "the program's audio graph"
+    }
+
     /// A session for the Standard MIDI File at `path`.
     /// - Throws: ``PlaybackSessionError/unreadableFile(path:reason:)`` when it is missing or
     ///   unreadable, ``PlaybackSessionError/invalidFile(path:reason:)`` when its content is
     ///   refused or it has no timing.
     public convenience init(contentsOf path: String, options: Options = Options(),
                             observer: (any PlaybackSessionObserver)? = nil) throws(PlaybackSessionError) {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw .unreadableFile(path: path, reason: "no such file")
-        }
-        if isDirectory.boolValue { throw .unreadableFile(path: path, reason: "is a directory, not a MIDI file") }
-        guard FileManager.default.isReadableFile(atPath: path) else { throw .unreadableFile(path: path, reason: "permission denied") }
         let file: StandardMIDIFile
         do {
             file = try SMFReader.read(contentsOf: path)
-        } catch let error as SMFError {
-            throw .invalidFile(path: path, reason: error.reasonText)
         } catch {
-            throw .unreadableFile(path: path, reason: "cannot read: \(error)")
+            if error.isUnreadableInput { throw .unreadableFile(path: path, reason: error.reasonText) }
+            throw .invalidFile(path: path, reason: error.reasonText)
         }
         try self.init(file: file, name: path, options: options, observer: observer)
     }
@@ -167,11 +209,8 @@ public final class PlaybackSession: @unchecked Sendable {
         switch choice {
         case .builtIn: return (.builtIn, "built-in synthesizer")
         case .custom(let instrument):
-            switch instrument {
-            case .sampler: return (instrument, "SoundFont sampler")
-            case .node(let node): return (instrument, node.name)
-            case .builtIn: return (instrument, "built-in synthesizer")
-            }
+            if case .sampler = instrument { return (instrument, "SoundFont sampler") }
+            return (instrument, "built-in synthesizer")
         case .automatic(let explicit):
             let found: SoundFontDiscovery.Choice?
             do {
@@ -227,14 +266,20 @@ public final class PlaybackSession: @unchecked Sendable {
         }
         let player: Player
         let (played, taps) = Self.routePortTracks(sequence, to: backend)
-        do {
-            player = try Player.makeDefault(sequence: played, sampleRate: format.sampleRate,
-                                            maximumFrameCount: min(max(format.periodFrames, 64), 4096),
-                                            gainDecibels: options.gainDecibels, instrument: instrument,
-                                            extraNodes: taps.map { ($0.id, $0.tap) })
+        do throws(PlaybackSessionError) {
+            let (graph, defaultNode) = try makeGraph(taps: taps)
+            try Self.checkRoutes(of: played, in: graph, defaultNode: defaultNode)
+            let compiled: CompiledGraph
+            do {
+                compiled = try graph.compile(sampleRate: Double(format.sampleRate),
+                                             maximumFrameCount: min(max(format.periodFrames, 64), 4096))
+            } catch {
+                throw .graph(reason: "\(error)")
+            }
+            player = Player(sequence: played, graph: compiled, defaultNode: defaultNode)
         } catch {
             try? backend.stop(drain: false)
-            throw .graph(reason: "\(error)")
+            throw error
         }
         if let midiBackend = backend as? any MIDIPortBackend, !taps.isEmpty {
             do {
@@ -266,6 +311,37 @@ public final class PlaybackSession: @unchecked Sendable {
                                              + "\(format.periodFrames) frames per period, \(format.latencyFrames) frames of latency"))
         observer?.sessionDidStartBackend(self, player: player)
         control.run()
+    }
+
+    /// The graph to compile: the default graph around the instrument, or a copy of the
+    /// program's, with the MIDI port taps added.
+    private func makeGraph(taps: [(id: UInt32, tap: MIDIPortTap)]) throws(PlaybackSessionError) -> (AudioGraph, UInt32) {
+        let graph: AudioGraph
+        let defaultNode: UInt32
+        if let programGraph {
+            // A copy again: the port taps must not stay in the graph for a second start.
+            graph = programGraph.graph.copy()
+            defaultNode = programGraph.defaultNode
+            if let taken = taps.first(where: { graph.node($0.id) != nil }) {
+                throw .graph(reason: "node \(taken.id) is reserved for the MIDI port taps; number the graph's nodes below \(Self.firstPortTapID)")
+            }
+        } else {
+            let defaults = DefaultGraph(instrument: instrument ?? .builtIn)
+            defaults.limiter.setParameter(LimiterNode.Parameter.inputGain, value: options.gainDecibels)
+            graph = defaults.graph
+            defaultNode = DefaultGraph.instrumentID
+        }
+        for tap in taps { graph.add(tap.tap, id: tap.id) }
+        return (graph, defaultNode)
+    }
+
+    /// A track that names a node the graph lacks would play nothing: refused at the start
+    /// rather than rendered as silence.
+    static func checkRoutes(of sequence: MusicSequence, in graph: AudioGraph, defaultNode: UInt32) throws(PlaybackSessionError) {
+        guard graph.node(defaultNode) != nil else { throw .missingNode(defaultNode, track: nil) }
+        for (index, track) in sequence.tracks.enumerated() {
+            if case .node(let id) = track.destination, graph.node(id) == nil { throw .missingNode(id, track: index) }
+        }
     }
 
     /// Node identifiers of the MIDI port taps: well clear of the default graph's and of what a
@@ -366,11 +442,24 @@ public final class PlaybackSession: @unchecked Sendable {
     /// Ends the song at `tick` (events there do not play); nil for the sequence's end.
     public func setEnd(tick: Int64?) { enqueue(.end(tick: tick)) }
 
-    /// Mutes or unmutes `sequence.tracks[track]`, live.
-    public func setMuted(_ muted: Bool, track: Int) { enqueue(.mute(track: track, on: muted)) }
+    /// Mutes or unmutes `sequence.tracks[track]`, live (the track numbering of
+    /// ``PlayedUserEvent/track``).
+    /// - Throws: ``PlaybackSessionError/noSuchTrack(_:count:)`` when the sequence has no such track.
+    public func setMuted(_ muted: Bool, track: Int) throws(PlaybackSessionError) {
+        try checkTrack(track)
+        enqueue(.mute(track: track, on: muted))
+    }
 
     /// Solos or unsolos `sequence.tracks[track]`, live.
-    public func setSoloed(_ soloed: Bool, track: Int) { enqueue(.solo(track: track, on: soloed)) }
+    /// - Throws: ``PlaybackSessionError/noSuchTrack(_:count:)`` when the sequence has no such track.
+    public func setSoloed(_ soloed: Bool, track: Int) throws(PlaybackSessionError) {
+        try checkTrack(track)
+        enqueue(.solo(track: track, on: soloed))
+    }
+
+    private func checkTrack(_ track: Int) throws(PlaybackSessionError) {
+        guard sequence.tracks.indices.contains(track) else { throw .noSuchTrack(track, count: sequence.tracks.count) }
+    }
 
     private func enqueue(_ command: SessionCommand) { commands.withLock { $0.append(command) } }
 

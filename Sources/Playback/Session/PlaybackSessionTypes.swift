@@ -13,6 +13,12 @@ public enum PlaybackSessionError: Error, Sendable, Hashable, CustomStringConvert
     case backend(AudioBackendError)
     /// ``PlaybackSession/start(on:)`` was called on a session that already started.
     case alreadyStarted
+    /// The graph has no node with this identifier, though a track is routed to it (`track`,
+    /// an index into `MusicSequence.tracks`) or it is the node tracks without a destination
+    /// play (`track` nil).
+    case missingNode(UInt32, track: Int?)
+    /// A track argument is not an index into `MusicSequence.tracks`, which holds `count`.
+    case noSuchTrack(Int, count: Int)
 
     public var description: String {
         switch self {
@@ -20,6 +26,9 @@ public enum PlaybackSessionError: Error, Sendable, Hashable, CustomStringConvert
         case .graph(let reason): return "cannot build the audio graph: \(reason)"
         case .backend(let error): return error.description
         case .alreadyStarted: return "the session has already started"
+        case .missingNode(let node, let track?): return "track \(track) is routed to node \(node), which is not in the audio graph"
+        case .missingNode(let node, nil): return "the audio graph has no node \(node) for the tracks without a destination"
+        case .noSuchTrack(let track, let count): return "no track \(track): the sequence has \(count) tracks, numbered from 0"
         }
     }
 }

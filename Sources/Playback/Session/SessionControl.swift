@@ -24,7 +24,8 @@ final class SessionControl: @unchecked Sendable {
         self.player = player
         self.backend = backend
         self.format = format
-        renderer = PlaybackRenderer(engine: player.engine, tail: session.options.tail, sampleRate: format.sampleRate)
+        let tail = session.options.tail ?? (backend.isRealTime ? .seconds(PlaybackSession.liveTailSeconds) : .automatic)
+        renderer = PlaybackRenderer(engine: player.engine, tail: tail, sampleRate: format.sampleRate)
         seenEnds = player.timesEndReached
         player.userEventHandler = { [unowned self] event in self.broadcast(.userEvent(event)) }
     }
@@ -33,7 +34,7 @@ final class SessionControl: @unchecked Sendable {
     /// Decodes the SoundFont 3 samples that live notes or program changes asked for (they are
     /// silent until then); the audio thread only flags them.
     private func decodeRequestedSamples() {
-        guard case .sampler(let sampler) = session.instrument, sampler.hasCompressedSamples else { return }
+        guard case .sampler(let sampler)? = session.instrument, sampler.hasCompressedSamples else { return }
         do {
             for warning in try sampler.decodeRequestedSamples() {
                 session.options.logHandler?(PlaybackLogEntry(level: .warning, message: "SoundFont: warning: \(warning)"))
