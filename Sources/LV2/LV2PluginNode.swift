@@ -90,6 +90,9 @@ public final class LV2PluginNode: ParameterizedNode {
     /// Instantiates the plugin `uri` from `catalogue` at `sampleRate` with the features Tactus
     /// provides, and activates it.
     /// - Parameters:
+    ///   - uri: the plugin's URI, as `lv2ls` and ``LV2Catalogue/plugins`` list it.
+    ///   - catalogue: the installed plugins; the node keeps it alive.
+    ///   - sampleRate: the rate to instantiate at; `prepare` re-instantiates at another.
     ///   - log: receives the plugin's log lines; nil discards them. Tactus never writes a
     ///     plugin's log to standard output.
     /// - Throws: ``LV2Error/unknownPlugin(uri:suggestions:)``; ``LV2Error/missingFeatures(plugin:features:)``

@@ -183,9 +183,15 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     let clock = ContinuousClock()
     let started = clock.now
     let summary: PlaybackSummary
+    // Hosted plugins print debugging text with printf (MDA Piano does when it steals
+    // voices): while one renders, standard output is standard error, so nothing but what
+    // Tactus writes reaches it (the writer holds its own duplicate of the real one for -o -).
+    let diversion = settings.instrument.plugin != nil ? StandardOutputDiversion() : nil
+    defer { diversion?.end() }
     do {
         try session.start(on: backend)
         summary = try session.waitUntilFinished()
+        diversion?.end()
     } catch {
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
         if sink.wasInterrupted {
@@ -316,4 +322,27 @@ func silenceCeiling(of format: AudioFileFormat) -> Float {
     }
     // Samples are rounded half away from zero after scaling by the full-scale value.
     return 0.5 / fullScale
+}
+
+/// Points the process's standard output at standard error until ``end()``.
+final class StandardOutputDiversion {
+    private var saved: Int32
+
+    init() {
+        fflush(nil)
+        saved = dup(STDOUT_FILENO)
+        if saved >= 0 { dup2(STDERR_FILENO, STDOUT_FILENO) }
+    }
+
+    /// Flushes what was printed meanwhile (to standard error) and restores standard output;
+    /// later calls do nothing.
+    func end() {
+        guard saved >= 0 else { return }
+        // fflush(nil) flushes every stream, standard output's included (naming `stdout`
+        // is a reference to a mutable C global, which strict concurrency refuses).
+        fflush(nil)
+        dup2(saved, STDOUT_FILENO)
+        close(saved)
+        saved = -1
+    }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import MIDIFile
+import Sequencing
 import Testing
 
 /// The LV2 fixtures: lilv, its utilities (the reference listing) and the MDA and example plugins.
@@ -80,5 +82,36 @@ struct LV2CLITests {
         #expect(effect.status == 69)
         #expect(effect.stderr == "MDA Delay (http://drobilla.net/plugins/mda/Delay) is an LV2 effect, not an instrument\n")
         #expect(!FileManager.default.fileExists(atPath: out))
+    }
+}
+
+@Suite("tactus render -o - through a plugin that prints", .enabled(if: hasLV2Fixtures, "\(lv2Fixtures)"))
+struct LV2StandardOutputTests {
+    /// MDA Piano prints a line to standard output each time it steals a voice: with the WAV
+    /// on standard output, those lines go to standard error and the stream is the file.
+    @Test func aPluginsPrintingNeverReachesTheWAVStream() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Eight chords of 24 held notes: more than the piano's voices.
+        var sequence = MusicSequence(timeBase: .ticksPerQuarter(480))
+        var track = MusicTrack()
+        for chord in 0..<8 {
+            for k in 0..<24 {
+                track.addNote(at: Int64(chord * 240), channel: 0, key: UInt8(30 + k * 2 + chord), velocity: 100, duration: 240)
+            }
+        }
+        sequence.tracks = [track]
+        let song = dir.appendingPathComponent("dense.mid").path
+        try SMFWriter.writeAtomically(SMFWriter.bytes(of: sequence), to: song)
+        let file = dir.appendingPathComponent("file.wav").path
+        let toFile = try CLI.run(["render", song, "-o", file, "--instrument", "lv2:\(piano)", "--tail", "0.5"])
+        #expect(toFile.status == 0, "\(toFile.stderr)")
+        #expect(toFile.stdout.hasPrefix(file + ": "), "\(toFile.stdout.prefix(200))")
+        #expect(toFile.stderr.contains("what is this"), "the piano no longer prints when it steals voices")
+        let streamed = dir.appendingPathComponent("streamed.wav").path
+        let toStandardOutput = try CLI.run(["/bin/sh", "-c", "exec \"$0\" render \"$1\" -o - --instrument lv2:\(piano) --tail 0.5 > \"$2\"",
+                                            CLI.binary.path, song, streamed], executable: URL(fileURLWithPath: "/usr/bin/env"))
+        #expect(toStandardOutput.status == 0, "\(toStandardOutput.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: streamed)) == Data(contentsOf: URL(fileURLWithPath: file)))
     }
 }
