@@ -51,6 +51,9 @@
     F(bool, lilv_port_supports_event, (const LilvPlugin *p, const LilvPort *port, const LilvNode *c), (p, port, c), false) \
     F(LilvNode *, lilv_port_get, (const LilvPlugin *p, const LilvPort *port, const LilvNode *c), (p, port, c), NULL) \
     V(lilv_port_get_range, (const LilvPlugin *p, const LilvPort *port, LilvNode **d, LilvNode **lo, LilvNode **hi), (p, port, d, lo, hi)) \
+    F(LilvState *, lilv_state_new_from_world, (LilvWorld *w, LV2_URID_Map *m, const LilvNode *n), (w, m, n), NULL) \
+    V(lilv_state_restore, (const LilvState *s, LilvInstance *i, LilvSetPortValueFunc f, void *u, uint32_t fl, const LV2_Feature *const *fe), (s, i, f, u, fl, fe)) \
+    V(lilv_state_free, (LilvState *s), (s)) \
     F(LilvInstance *, lilv_plugin_instantiate, (const LilvPlugin *p, double rate, const LV2_Feature *const *f), (p, rate, f), NULL) \
     V(lilv_instance_free, (LilvInstance *instance), (instance))
 

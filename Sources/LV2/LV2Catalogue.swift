@@ -144,6 +144,11 @@ public final class LV2Catalogue {
 
     func handle(_ uri: String) -> OpaquePointer? { handles[uri] }
 
+    /// The plugin's default state (its `state:state` in the bundle), or nil when it has none.
+    func defaultState(of plugin: OpaquePointer, map: UnsafeMutablePointer<LV2_URID_Map>) -> OpaquePointer? {
+        lilv_state_new_from_world(world, map, lilv_plugin_get_uri(plugin))
+    }
+
     /// Up to five plugin URIs close to `query`: those whose URI or name contains it (or its
     /// last path component), else the nearest by edit distance (and those one edit further).
     public func closeMatches(to query: String) -> [String] {

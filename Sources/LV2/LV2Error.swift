@@ -94,12 +94,17 @@ enum LV2URI {
     static let workerSchedule = "http://lv2plug.in/ns/ext/worker#schedule"
     static let workerInterface = "http://lv2plug.in/ns/ext/worker#interface"
     static let log = "http://lv2plug.in/ns/ext/log#log"
+    static let loadDefaultState = "http://lv2plug.in/ns/ext/state#loadDefaultState"
+    static let atomDouble = "http://lv2plug.in/ns/ext/atom#Double"
+    static let atomLong = "http://lv2plug.in/ns/ext/atom#Long"
+    static let atomBool = "http://lv2plug.in/ns/ext/atom#Bool"
 
     /// The features Tactus gives every plugin. `hardRTCapable`, `inPlaceBroken` and `isLive`
     /// are properties a plugin may require of the host's use of it, which Tactus meets (it
-    /// never connects an input and an output to the same buffer, and runs in real time).
+    /// never connects an input and an output to the same buffer, and runs in real time);
+    /// `loadDefaultState` is met by restoring the plugin's default state at instantiation.
     static let providedFeatures: Set<String> = [
         uridMap, uridUnmap, options, boundedBlockLength, fixedBlockLength, powerOf2BlockLength,
-        workerSchedule, log, hardRTCapable, inPlaceBroken, isLive,
+        workerSchedule, log, hardRTCapable, inPlaceBroken, isLive, loadDefaultState,
     ]
 }

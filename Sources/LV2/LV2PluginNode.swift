@@ -295,8 +295,39 @@ public final class LV2PluginNode: ParameterizedNode {
             }
             descriptor.connect_port?(handle, port.index, location)
         }
+        if info.requiredFeatures.contains(LV2URI.loadDefaultState) { restoreDefaultState(created) }
         descriptor.activate?(handle)
         flushLog()
+    }
+
+    /// Restores the plugin's default state: its properties through the plugin's state
+    /// interface (lilv adds the path features; the worker is offered for plugins that load
+    /// files through it), and its port values into the parameters, each read with its type.
+    private func restoreDefaultState(_ instance: UnsafeMutablePointer<LilvInstance>) {
+        guard let state = catalogue.defaultState(of: plugin, map: tactus_urid_map_feature(features.map)) else { return }
+        defer { lilv_state_free(state) }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        lilv_state_restore(state, instance, { symbol, context, value, size, type in
+            guard let symbol, let context, let value else { return }
+            let node = Unmanaged<LV2PluginNode>.fromOpaque(context).takeUnretainedValue()
+            node.restorePort(String(cString: symbol), value: value, size: size, type: type)
+        }, context, 0, features.featureList)
+        features.worker.perform(handle: instance.pointee.lv2_handle)
+    }
+
+    private func restorePort(_ symbol: String, value: UnsafeRawPointer, size: UInt32, type: LV2_URID) {
+        guard let port = info.controlInputs.first(where: { $0.symbol == symbol }) else { return }
+        let map = features.map
+        let number: Float?
+        switch type {
+        case tactus_urid_map_uri(map, LV2URI.atomFloat) where size >= 4: number = value.loadUnaligned(as: Float.self)
+        case tactus_urid_map_uri(map, LV2URI.atomDouble) where size >= 8: number = Float(value.loadUnaligned(as: Double.self))
+        case tactus_urid_map_uri(map, LV2URI.atomInt) where size >= 4: number = Float(value.loadUnaligned(as: Int32.self))
+        case tactus_urid_map_uri(map, LV2URI.atomLong) where size >= 8: number = Float(value.loadUnaligned(as: Int64.self))
+        case tactus_urid_map_uri(map, LV2URI.atomBool) where size >= 4: number = value.loadUnaligned(as: Int32.self) != 0 ? 1 : 0
+        default: number = nil
+        }
+        if let number { parameters.jump(port.index, to: number) }
     }
 
     private func release() {

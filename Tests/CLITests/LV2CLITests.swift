@@ -22,9 +22,11 @@ struct LV2CLITests {
         #expect(rows.map { String($0.split(separator: " ")[0]) }.sorted() == expected)
         let pianoRow = try #require(rows.first { $0.hasPrefix("  \(piano) ") })
         #expect(pianoRow.contains("instrument") && pianoRow.hasSuffix("hostable: yes"), "\(pianoRow)")
-        // eg-sampler asks for state:loadDefaultState, which this host does not give yet.
+        // eg-sampler asks for state:loadDefaultState; eg-fifths makes no sound.
         let sampler = try #require(rows.first { $0.contains("http://lv2plug.in/plugins/eg-sampler ") })
-        #expect(sampler.hasSuffix("hostable: no (requires http://lv2plug.in/ns/ext/state#loadDefaultState)"), "\(sampler)")
+        #expect(sampler.contains(" instrument ") && sampler.hasSuffix("hostable: yes"), "\(sampler)")
+        let fifths = try #require(rows.first { $0.contains("http://lv2plug.in/plugins/eg-fifths ") })
+        #expect(fifths.hasSuffix("hostable: no (0 audio outputs (Tactus takes 1 or 2))"), "\(fifths)")
     }
 
     @Test("info --plugin shows ports, parameters with ranges and required features; an unknown URI lists close matches")
@@ -75,9 +77,32 @@ struct LV2CLITests {
                                         environment: environment)
         #expect(renderWithout.status == 69)
         #expect(renderWithout.stderr.hasPrefix("LV2 plugins need lilv (Debian package liblilv-0-0): "))
-        let sampler = try CLI.run(["render", CLI.song("little-waltz.mid"), "-o", out, "--instrument", "lv2:http://lv2plug.in/plugins/eg-sampler"])
-        #expect(sampler.status == 69)
-        #expect(sampler.stderr == "Exampler (http://lv2plug.in/plugins/eg-sampler) requires features Tactus does not provide: http://lv2plug.in/ns/ext/state#loadDefaultState\n")
+        // A bundle of a plugin that asks for the deprecated uri-map and event extensions (as
+        // Debian's foo-yc20 does); its binary is MDA Piano's, which must never be loaded.
+        let bundle = dir.appendingPathComponent("bundles/old-host.lv2")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        let plugin = "urn:tactus:test:old-host-plugin"
+        try """
+        @prefix lv2: <http://lv2plug.in/ns/lv2core#> .
+        @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+        <\(plugin)> a lv2:Plugin ; lv2:binary <file:///usr/lib/lv2/mda.lv2/Piano.so> ; rdfs:seeAlso <plugin.ttl> .
+        """.write(to: bundle.appendingPathComponent("manifest.ttl"), atomically: true, encoding: .utf8)
+        try """
+        @prefix lv2: <http://lv2plug.in/ns/lv2core#> .
+        @prefix doap: <http://usefulinc.com/ns/doap#> .
+        <\(plugin)> a lv2:Plugin, lv2:InstrumentPlugin ; doap:name "Old Host Plugin" ;
+            lv2:requiredFeature <http://lv2plug.in/ns/ext/uri-map>, <http://lv2plug.in/ns/ext/event> ;
+            lv2:port [ a lv2:AudioPort, lv2:OutputPort ; lv2:index 0 ; lv2:symbol "out" ; lv2:name "Out" ] .
+        """.write(to: bundle.appendingPathComponent("plugin.ttl"), atomically: true, encoding: .utf8)
+        var withBundle = ProcessInfo.processInfo.environment
+        withBundle["LV2_PATH"] = dir.appendingPathComponent("bundles").path + ":/usr/lib/lv2"
+        let refused = try CLI.run(["render", CLI.song("little-waltz.mid"), "-o", out, "--instrument", "lv2:\(plugin)"], environment: withBundle)
+        #expect(refused.status == 69)
+        #expect(refused.stderr.hasPrefix("Old Host Plugin (\(plugin)) requires features Tactus does not provide: "), "\(refused.stderr)")
+        #expect(refused.stderr.contains("http://lv2plug.in/ns/ext/uri-map") && refused.stderr.contains("http://lv2plug.in/ns/ext/event"))
+        #expect(refused.stderr.filter { $0 == "\n" }.count == 1)
+        let listed = try CLI.run(["info", "--plugins"], environment: withBundle)
+        #expect(listed.stdout.contains("Old Host Plugin  hostable: no (requires "), "\(listed.stdout)")
         let effect = try CLI.run(["render", CLI.song("little-waltz.mid"), "-o", out, "--instrument", "lv2:http://drobilla.net/plugins/mda/Delay"])
         #expect(effect.status == 69)
         #expect(effect.stderr == "MDA Delay (http://drobilla.net/plugins/mda/Delay) is an LV2 effect, not an instrument\n")

@@ -114,6 +114,9 @@ typedef struct LilvNodeImpl LilvNode;
 typedef void LilvNodes;
 typedef void LilvPlugins;
 typedef void LilvIter;
+typedef struct LilvStateImpl LilvState;
+/// Receives one port value of a state: the port's symbol and a typed value (`type` is a URID).
+typedef void (*LilvSetPortValueFunc)(const char *port_symbol, void *user_data, const void *value, uint32_t size, uint32_t type);
 
 /// lilv.h's LilvInstanceImpl, public so that lilv's instance functions can be inline.
 typedef struct {
@@ -172,6 +175,11 @@ bool lilv_port_has_property(const LilvPlugin *plugin, const LilvPort *port, cons
 bool lilv_port_supports_event(const LilvPlugin *plugin, const LilvPort *port, const LilvNode *event_type);
 LilvNode *lilv_port_get(const LilvPlugin *plugin, const LilvPort *port, const LilvNode *predicate);
 void lilv_port_get_range(const LilvPlugin *plugin, const LilvPort *port, LilvNode **def, LilvNode **min, LilvNode **max);
+
+LilvState *lilv_state_new_from_world(LilvWorld *world, LV2_URID_Map *map, const LilvNode *node);
+void lilv_state_restore(const LilvState *state, LilvInstance *instance, LilvSetPortValueFunc set_value, void *user_data,
+                        uint32_t flags, const LV2_Feature *const *features);
+void lilv_state_free(LilvState *state);
 
 LilvInstance *lilv_plugin_instantiate(const LilvPlugin *plugin, double sample_rate, const LV2_Feature *const *features);
 void lilv_instance_free(LilvInstance *instance);
