@@ -83,6 +83,9 @@ public final class LV2PluginNode: ParameterizedNode {
     private var eventCount = 0
     /// Events that arrived while the slice's queue was full (dropped).
     public private(set) var droppedEventCount = 0
+    // Messages (patch:Set) the control side queued for the next slice, already forged.
+    private var pendingMessages: UnsafeMutableRawPointer?
+    private var pendingMessageBytes = 0
     private var sliceStart: Int64 = 0
     private var filled = 0
     private var nextFrame: Int64 = -1
@@ -161,6 +164,7 @@ public final class LV2PluginNode: ParameterizedNode {
         atomOutputs.forEach { $0.buffer.deallocate() }
         eventFrames.deallocate()
         eventMessages.deallocate()
+        pendingMessages?.deallocate()
     }
 
     /// The identifier of the parameter whose port symbol or name is `name` (the symbol first,
@@ -209,6 +213,39 @@ public final class LV2PluginNode: ParameterizedNode {
     /// Hands the log lines the plugin wrote while rendering to the log handler (control side).
     public func flushLog() {
         features.logBuffer.drain()
+    }
+
+    /// Sets a file parameter of the plugin (a sample for a sampler, a bank for a SoundFont
+    /// player): sends `patch:Set` of `property` (a URI) to `path` at the first frame of the
+    /// next slice. Call it on the control side while the node is not rendering (before a
+    /// render starts, or between offline renders). Plugins load files through the worker,
+    /// which runs right after the slice's `run`: offline, the file is loaded before the next
+    /// slice, the same at any block size.
+    public func setFile(_ path: String, forProperty property: String) {
+        let map = features.map
+        func urid(_ uri: String) -> UInt32 { tactus_urid_map_uri(map, uri) }
+        func padded(_ n: Int) -> Int { (n + 7) & ~7 }
+        let pathBytes = Array(path.utf8) + [0]
+        // Object body (id, otype), then two properties (key, context, value atom, value).
+        let propertyValue = 8 + 8 + 8 + padded(4)
+        let pathValue = 8 + 8 + padded(pathBytes.count)
+        let objectSize = 8 + propertyValue + pathValue
+        let total = 16 + padded(objectSize) // the event's frames and the object's atom header
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: pendingMessageBytes + total, alignment: 8)
+        grown.initializeMemory(as: UInt8.self, repeating: 0, count: pendingMessageBytes + total)
+        if let pendingMessages { grown.copyMemory(from: pendingMessages, byteCount: pendingMessageBytes); pendingMessages.deallocate() }
+        var at = grown + pendingMessageBytes
+        func put(_ value: UInt32) { at.storeBytes(of: value, as: UInt32.self); at += 4 }
+        at.storeBytes(of: Int64(0), as: Int64.self); at += 8
+        put(UInt32(objectSize)); put(urid("http://lv2plug.in/ns/ext/atom#Object"))
+        put(0); put(urid("http://lv2plug.in/ns/ext/patch#Set"))
+        put(urid("http://lv2plug.in/ns/ext/patch#property")); put(0)
+        put(4); put(urid("http://lv2plug.in/ns/ext/atom#URID")); put(urid(property)); put(0)
+        put(urid("http://lv2plug.in/ns/ext/patch#value")); put(0)
+        put(UInt32(pathBytes.count)); put(urid("http://lv2plug.in/ns/ext/atom#Path"))
+        pathBytes.withUnsafeBytes { at.copyMemory(from: $0.baseAddress!, byteCount: pathBytes.count) }
+        pendingMessages = grown
+        pendingMessageBytes += total
     }
 
     /// Queues `message` for the slice that holds `frame`.
@@ -368,6 +405,12 @@ public final class LV2PluginNode: ParameterizedNode {
         sequence.pointee.body = LV2_Atom_Sequence_Body(unit: 0, pad: 0)
         var used = MemoryLayout<LV2_Atom_Sequence>.size
         let eventHeader = MemoryLayout<LV2_Atom_Event_Frames>.size
+        // Queued messages go first, at frame 0 (the buffer is handed back on the control side).
+        if let pendingMessages, pendingMessageBytes > 0, used + pendingMessageBytes <= midiCapacity {
+            (midiBuffer + used).copyMemory(from: pendingMessages, byteCount: pendingMessageBytes)
+            used += pendingMessageBytes
+            pendingMessageBytes = 0
+        }
         for i in 0..<eventCount {
             let message = eventMessages[i]
             let size = 1 + message.dataByteCount

@@ -76,6 +76,39 @@ struct LV2NodeBehaviourTests {
         }
     }
 
+    /// A 0.25 s 16-bit mono WAV of a 660 Hz sine, written by hand.
+    func sineWAV() throws -> URL {
+        let frames = 11_025
+        var data = Data()
+        func le<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
+        data.append(contentsOf: Array("RIFF".utf8)); le(UInt32(36 + frames * 2)); data.append(contentsOf: Array("WAVEfmt ".utf8))
+        le(UInt32(16)); le(UInt16(1)); le(UInt16(1)); le(UInt32(44_100)); le(UInt32(88_200)); le(UInt16(2)); le(UInt16(16))
+        data.append(contentsOf: Array("data".utf8)); le(UInt32(frames * 2))
+        for i in 0..<frames { le(Int16((sin(Double(i) * 2 * .pi * 660 / 44_100) * 20_000).rounded())) }
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("tactus-lv2-\(UUID().uuidString).wav")
+        try data.write(to: url)
+        return url
+    }
+
+    /// patch:Set of eg-sampler's sample: the plugin loads the file in its worker, which runs
+    /// right after the slice, so every render plays the new sample from the same frame.
+    @Test func aFileParameterLoadsThroughTheWorker() throws {
+        let wav = try sineWAV()
+        defer { try? FileManager.default.removeItem(at: wav) }
+        let sampler = "http://lv2plug.in/plugins/eg-sampler"
+        let plain = try NodeRenderer(node: LV2PluginNode(uri: sampler, catalogue: LV2Catalogue()), events: notes(), frameCount: 30_000).render()
+        var renders: [[Float]] = []
+        for sizes in [[64], [1], [65], randomBlockSizes(count: 50, maximum: 900, seed: 11)] {
+            let node = try LV2PluginNode(uri: sampler, catalogue: LV2Catalogue())
+            node.setFile(wav.path, forProperty: "http://lv2plug.in/plugins/eg-sampler#sample")
+            let (left, right) = try NodeRenderer(node: node, events: notes(), frameCount: 30_000, blockSizes: sizes).render()
+            renders.append(left + right)
+        }
+        #expect(renders.allSatisfy { $0 == renders[0] })
+        #expect(Array(renders[0].prefix(30_000)) != plain.left)
+        #expect(renders[0].contains { $0 != 0 })
+    }
+
     @Test func renderingAllocatesNothing() throws {
         for plugin in ["Piano", "JX10"] {
             let node = try LV2PluginNode(uri: mda(plugin), catalogue: LV2Catalogue())
