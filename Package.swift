@@ -14,8 +14,9 @@ let package = Package(
         // The MIDI, sequence and file core, without audio.
         .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ"]),
         // The audio engine without drivers: graph, instruments, sampler, player, the playback
-        // session with its offline and null backends, and the recording session.
-        .library(name: "TactusAudio", targets: ["AudioGraph", "Instruments", "Sampler", "SFZPlayback", "Playback", "Recording"]),
+        // session with its offline and null backends, the recording session, and hosted LV2
+        // plugins (liblilv loaded at run time).
+        .library(name: "TactusAudio", targets: ["AudioGraph", "Instruments", "Sampler", "SFZPlayback", "Playback", "Recording", "LV2"]),
         // The ALSA drivers: the PCM backend for sessions, the sequencer, raw MIDI.
         .library(name: "TactusALSA", targets: ["ALSA"]),
         // The JACK driver: the JACK backend for sessions, transport and timebase.
@@ -69,7 +70,7 @@ let package = Package(
         .target(
             name: "Tactus",
             dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ", "SFZPlayback", "AudioGraph", "Instruments", "Sampler", "Playback", "Recording", "ALSA", "JACK",
-                           "AudioFileOutput", "BatchRender"]
+                           "AudioFileOutput", "BatchRender", "LV2"]
         ),
         .executableTarget(
             name: "TactusCLI",
