@@ -5,6 +5,7 @@ import MIDI
 import Playback
 import Sequencing
 import Testing
+import TactusTestSupport
 
 /// True when lilv loads and finds the MDA plugins.
 let hasMDAPlugins: Bool = (try? LV2Catalogue())?.plugins.contains { $0.uri == mda("Piano") } ?? false
@@ -113,8 +114,7 @@ struct LV2InstrumentTests {
     func theRenderDoesNotDependOnTheBlockSize(plugin: String) throws {
         let (sequence, _) = tempoSong()
         let frames = 200_000
-        var generator = SystemRandomNumberGenerator()
-        let random = (0..<200).map { _ in Int.random(in: 1...700, using: &generator) }
+        let random = randomBlockSizes(count: 200, maximum: 700, seed: 2_711)
         let reference = try blockRender(mda(plugin), sequence, frames: frames, sizes: [512])
         #expect(reference.contains { $0 != 0 })
         for sizes in [[1], [64], [65], [random.max()!], random, [3, 61, 64, 65, 127, 1]] {
