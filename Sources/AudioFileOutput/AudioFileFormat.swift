@@ -1,4 +1,5 @@
 import Foundation
+import MIDIFile
 import Playback
 
 /// The containers and encodings Tactus writes.
@@ -42,7 +43,9 @@ public enum AudioFileFormat: Sendable, Hashable, CustomStringConvertible {
 
     /// The format for `outputPath` and the `--format` text (`flac`, `s24`, `flac,s24`, ...):
     /// the container named in `spec`, else the output's extension (`.wav`, `.flac`, `.ogg`,
-    /// `.oga`, `.opus`), else WAV; the sample encoding named in `spec`, else 16-bit.
+    /// `.oga`, `.opus`), else WAV; the sample encoding named in `spec`, else 16-bit. A file
+    /// whose extension names another format (`x.mp3`, `x.mid`) is refused unless `spec` names
+    /// the container; a name without an extension, a device or a descriptor gets WAV.
     public static func resolve(spec: String?, outputPath: String?) throws(AudioFileFormatError) -> AudioFileFormat {
         var container: String?
         var sample: WAVSampleFormat?
@@ -59,11 +62,20 @@ public enum AudioFileFormat: Sendable, Hashable, CustomStringConvertible {
             }
         }
         if container == nil, let outputPath {
-            switch URL(fileURLWithPath: outputPath).pathExtension.lowercased() {
+            let suffix = URL(fileURLWithPath: outputPath).pathExtension.lowercased()
+            switch suffix {
             case "flac": container = "flac"
             case "ogg", "oga": container = "ogg"
             case "opus": container = "opus"
-            default: container = "wav"
+            case "wav", "wave", "": container = "wav"
+            default:
+                // A device or descriptor has no name to honour; a file named for another
+                // format must not silently receive WAV bytes.
+                guard case .replace? = try? OutputDestination.resolve(outputPath) else {
+                    container = "wav"
+                    break
+                }
+                throw .unsupportedExtension(suffix)
             }
         }
         switch container ?? "wav" {
@@ -100,12 +112,16 @@ public enum AudioFileFormatError: Error, Equatable, CustomStringConvertible {
     case conflicting(String)
     /// A sample encoding the container cannot hold (container, encoding).
     case unsupportedSample(String, String)
+    /// An output file extension that names no format Tactus writes (without the dot).
+    case unsupportedExtension(String)
 
     public var description: String {
         switch self {
         case .unknown(let word): return "unknown format '\(word)' (use \(AudioFileFormat.spellings))"
         case .conflicting(let spec): return "format '\(spec)' names two containers or two sample encodings"
         case .unsupportedSample(let container, let sample): return "\(container) output cannot be \(sample)"
+        case .unsupportedExtension(let suffix):
+            return "Tactus does not write .\(suffix) files (it writes .wav, .flac, .ogg, .oga and .opus; or name one with --format)"
         }
     }
 }

@@ -23,10 +23,21 @@ public struct BatchRenderSettings: Sendable {
     public var format = AudioFileFormat.wav(.s16)
     /// Any warning about an input makes it fail.
     public var strict = false
-    /// Wall-clock seconds one file may take (nil: no limit).
+    /// Wall-clock seconds one file may take (nil: no limit; so is anything over
+    /// ``largestLimitSeconds``, infinity or NaN, which the clock's arithmetic cannot hold).
     public var timeoutSeconds: Double?
-    /// Seconds of audio one file may produce (nil: no limit): the guard against a runaway render.
+    /// Seconds of audio one file may produce (nil: no limit, as for ``timeoutSeconds``): the
+    /// guard against a runaway render.
     public var maximumDurationSeconds: Double?
+    /// The largest limit the renderer applies: a year. Longer limits, infinity and NaN are
+    /// treated as no limit rather than overflowing the durations and frame counts they become.
+    public static let largestLimitSeconds = 365.0 * 86_400
+
+    /// `seconds` when it is a limit the renderer can apply, else nil.
+    static func applicableLimit(_ seconds: Double?) -> Double? {
+        guard let seconds, seconds <= largestLimitSeconds else { return nil }
+        return max(0, seconds)
+    }
     /// After this many failures no further file is started (nil: no limit).
     public var maximumFailures: Int?
     /// Files rendered at once.
@@ -265,7 +276,7 @@ public final class BatchRenderer: Sendable {
         // run knows which input did.
         try? manifest.append(started)
         let outcome = FileRender(entry: entry, settings: settings, makeInstrument: makeInstrument, stop: stop,
-                                 deadline: settings.timeoutSeconds.map { clock.now + .seconds($0) }).run()
+                                 deadline: BatchRenderSettings.applicableLimit(settings.timeoutSeconds).map { clock.now + .seconds($0) }).run()
         record.status = outcome.status
         record.inputSHA256 = outcome.inputSHA256
         record.errorCode = outcome.errorCode.map(Int.init)

@@ -153,7 +153,7 @@ struct FileRender {
         } catch {
             return fail(Code.cannotCreate, "\(error)")
         }
-        let maximumFrames = settings.maximumDurationSeconds.map { Int64($0 * Double(settings.sampleRate)) }
+        let maximumFrames = BatchRenderSettings.applicableLimit(settings.maximumDurationSeconds).map { Int64($0 * Double(settings.sampleRate)) }
         let guarded = GuardedSink(sink, stop: stop, deadline: deadline, maximumFrames: maximumFrames)
         let backend = OfflineBackend(sink: guarded, name: output, blockSize: settings.blockSize)
         let summary: PlaybackSummary

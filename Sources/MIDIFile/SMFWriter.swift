@@ -33,6 +33,18 @@ public struct SMFWriteError: Error, CustomStringConvertible, Sendable {
     public var description: String { "\(path): \(reason)" }
 }
 
+/// An event or track end past ``SMFWriter/maximumTick``: the file is not written.
+public struct SMFTickLimitError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The track (0-based, as written).
+    public var track: Int
+    /// The tick past the limit.
+    public var tick: Int64
+
+    public var description: String {
+        "track \(track) reaches tick \(tick), past the \(SMFWriter.maximumTick) a written file may hold"
+    }
+}
+
 extension StandardMIDIFile {
     /// Splits the file's tracks into a sequence. In format 1 a first track that holds only
     /// meta and sysex events becomes the tempo track; everything else becomes an event track.
@@ -367,7 +379,9 @@ struct TrackEncoder {
 /// Writes Standard MIDI Files: running status, the file's own division, every event with its
 /// tick, bytes and same-tick order, and an end of track on every track.
 public enum SMFWriter {
-    /// The bytes of `file`.
+    /// The bytes of `file`. An event past ``maximumTick`` is reached through filler events,
+    /// as many as it takes; for positions from outside (a user's edit, a document) use
+    /// ``checkedBytes(of:)-(StandardMIDIFile)``, which refuses them.
     public static func bytes(of file: StandardMIDIFile) -> [UInt8] {
         // The bytes are encoded straight into the array returned, sized for the longest
         // encoding of every event but meta and sysex data: a note takes at most 14 bytes (two
@@ -396,46 +410,93 @@ public enum SMFWriter {
         return grown ?? direct
     }
 
+    /// The latest tick a file Tactus writes may hold: 2^31 - 1, about 12 days at 960 ticks per
+    /// quarter and 120 BPM. A delta time holds at most 2^28 - 1 ticks, so a later event needs
+    /// filler events to reach; past this limit the filler would grow without bound.
+    public static let maximumTick = Int64(Int32.max)
+
+    /// The bytes of `file`, once every event (a note to its end) and every track end is
+    /// checked to lie at or before ``maximumTick``.
+    /// - Throws: ``SMFTickLimitError`` naming the first track and tick past the limit.
+    public static func checkedBytes(of file: StandardMIDIFile) throws(SMFTickLimitError) -> [UInt8] {
+        for (index, track) in file.tracks.enumerated() {
+            if let explicit = track.explicitLength, explicit > maximumTick {
+                throw SMFTickLimitError(track: index, tick: explicit)
+            }
+            for event in track.events {
+                var end = event.tick
+                if case .note(let note) = event.event {
+                    let (sum, overflow) = event.tick.addingReportingOverflow(note.duration)
+                    end = overflow ? Int64.max : sum
+                }
+                if end > maximumTick { throw SMFTickLimitError(track: index, tick: end) }
+            }
+        }
+        return bytes(of: file)
+    }
+
+    /// The bytes of `sequence` in `layout`, checked against ``maximumTick`` as for a file.
+    public static func checkedBytes(of sequence: MusicSequence, layout: SMFLayout = .asRead) throws(SMFTickLimitError) -> [UInt8] {
+        try checkedBytes(of: StandardMIDIFile(sequence: sequence, layout: layout))
+    }
+
     /// The bytes of `sequence` in `layout`.
     public static func bytes(of sequence: MusicSequence, layout: SMFLayout = .asRead) -> [UInt8] {
         bytes(of: StandardMIDIFile(sequence: sequence, layout: layout))
     }
 
     /// Writes `bytes` to `path` through a temporary file and a rename, so an interrupted write
-    /// never leaves a half-written file under the final name.
-    /// An existing `path` that is not a regular file (`/dev/null`, a FIFO, a terminal) is
-    /// written in place and never replaced.
+    /// never leaves a half-written file under the final name. The temporary file is created
+    /// exclusively under a random name; a symbolic link to a file stays a link. `-` is standard
+    /// output, and a path that is or resolves to anything but a regular file (`/dev/null`, a
+    /// FIFO, `/dev/stdout`, `/proc/self/fd/N`) is written in place and never replaced (see
+    /// ``OutputDestination``).
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
-        var existing = stat()
-        if stat(path, &existing) == 0, existing.st_mode & S_IFMT != S_IFREG, existing.st_mode & S_IFMT != S_IFDIR {
-            try writeInPlace(bytes, to: path)
-            return
+        let destination: OutputDestination
+        do {
+            destination = try OutputDestination.resolve(path)
+        } catch {
+            throw SMFWriteError(path: path, reason: error.reason)
         }
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent()
-        var info = stat()
-        guard stat(directory.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw SMFWriteError(path: path, reason: "directory \(directory.path) does not exist")
-        }
-        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: Data(bytes)) else {
-            throw SMFWriteError(path: path, reason: "cannot write (\(String(cString: strerror(errno))))")
-        }
-        if rename(temporary.path, url.path) != 0 {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary.path)
-            throw SMFWriteError(path: path, reason: "cannot write (\(reason))")
+        switch destination {
+        case .descriptor(let fd):
+            try write(bytes, to: fd, path: path)
+        case .inPlace(let target):
+            let fd = open(target, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw SMFWriteError(path: path, reason: "cannot write (\(String(cString: strerror(errno))))") }
+            defer { close(fd) }
+            try write(bytes, to: fd, path: path)
+        case .replace(let target):
+            let temporary: (descriptor: Int32, path: String)
+            do {
+                temporary = try OutputDestination.createTemporary(beside: target)
+            } catch {
+                throw SMFWriteError(path: path, reason: "cannot write (\(error.reason))")
+            }
+            do {
+                try write(bytes, to: temporary.descriptor, path: path)
+                if fsync(temporary.descriptor) != 0 {
+                    throw SMFWriteError(path: path, reason: "cannot write (\(String(cString: strerror(errno))))")
+                }
+            } catch {
+                close(temporary.descriptor)
+                unlink(temporary.path)
+                throw error
+            }
+            close(temporary.descriptor)
+            if rename(temporary.path, target) != 0 {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary.path)
+                throw SMFWriteError(path: path, reason: "cannot write (\(reason))")
+            }
         }
     }
 
-    private static func writeInPlace(_ bytes: [UInt8], to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw SMFWriteError(path: path, reason: "cannot write (\(String(cString: strerror(errno))))") }
-        defer { close(fd) }
+    private static func write(_ bytes: [UInt8], to fd: Int32, path: String) throws {
         try bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
                     throw SMFWriteError(path: path, reason: "cannot write (\(String(cString: strerror(errno))))")

@@ -1,4 +1,5 @@
 import Foundation
+import MIDIFile
 
 /// Why an output could not be opened or completed.
 public enum OutputFileError: Error, Equatable, CustomStringConvertible {
@@ -17,11 +18,12 @@ public enum OutputFileError: Error, Equatable, CustomStringConvertible {
 
 /// Where an encoder's bytes go, and how they reach their final name.
 ///
-/// A regular file (or a new name) is written to a hidden temporary file beside it, which
-/// ``commit()`` renames over the destination once complete, so no half-written file ever
-/// carries the final name. An existing output that is not a regular file (`/dev/null`, a
-/// FIFO, a terminal) is written in place and never replaced, and the path `-` is standard
-/// output.
+/// A regular file (or a new name) is written to a hidden temporary file beside it, created
+/// exclusively under a random name, which ``commit()`` renames over the destination once
+/// complete, so no half-written file ever carries the final name; a symbolic link to a file
+/// stays a link (the file it names is replaced). A path that is or resolves to anything else
+/// (`/dev/null`, a FIFO, a terminal, `/dev/stdout`, `/proc/self/fd/N`) is written in place and
+/// never replaced, and the path `-` is standard output (see `OutputDestination`).
 public final class OutputFile {
     /// The path `-`: standard output.
     public static let standardOutputPath = "-"
@@ -29,55 +31,55 @@ public final class OutputFile {
     public let path: String
     /// The temporary file written until ``commit()``; nil when the output is written in place.
     public let temporaryPath: String?
+    /// The regular file the temporary replaces: ``path`` at the end of its symbolic links.
+    private let finalPath: String?
     /// The open descriptor (owned: ``commit()`` and ``abandon()`` close it).
     public private(set) var descriptor: Int32
     /// True when the descriptor can seek (a file or `/dev/null`), so headers can be completed
     /// at the end; false for pipes and terminals, which need streaming headers.
     public let isSeekable: Bool
 
-    /// The infix of temporary names: `.NAME.partial-PID-N` next to `NAME`.
-    public static let temporaryInfix = ".partial-"
-    nonisolated(unsafe) private static var counter = 0
-    private static let counterLock = NSLock()
+    /// The infix of temporary names: `.NAME.partial-PID-RANDOM` next to `NAME`.
+    public static let temporaryInfix = OutputDestination.temporaryInfix
 
     /// Opens the output. Throws ``OutputFileError/cannotCreate(_:_:)`` for a directory, a
     /// missing parent directory or a permission problem.
     public init(path: String) throws(OutputFileError) {
         self.path = path
-        if path == Self.standardOutputPath {
-            let fd = dup(STDOUT_FILENO)
+        let destination: OutputDestination
+        do {
+            destination = try OutputDestination.resolve(path)
+        } catch {
+            throw .cannotCreate(path, error.reason)
+        }
+        switch destination {
+        case .descriptor(let number):
+            let fd = fcntl(number, F_DUPFD_CLOEXEC, 0)
             guard fd >= 0 else { throw .cannotCreate(path, String(cString: strerror(errno))) }
             descriptor = fd
             temporaryPath = nil
+            finalPath = nil
             isSeekable = lseek(fd, 0, SEEK_CUR) >= 0
-            return
-        }
-        var info = stat()
-        if stat(path, &info) == 0 {
-            let kind = info.st_mode & S_IFMT
-            if kind == S_IFDIR { throw .cannotCreate(path, "is a directory") }
-            if kind != S_IFREG {
-                // A device, FIFO or socket: write into it, never rename over it.
-                let fd = open(path, O_WRONLY | O_CLOEXEC)
-                guard fd >= 0 else { throw .cannotCreate(path, String(cString: strerror(errno))) }
-                descriptor = fd
-                temporaryPath = nil
-                isSeekable = lseek(fd, 0, SEEK_CUR) >= 0
-                return
+        case .inPlace(let target):
+            // A device, FIFO or socket: write into it, never rename over it.
+            let fd = open(target, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw .cannotCreate(path, String(cString: strerror(errno))) }
+            descriptor = fd
+            temporaryPath = nil
+            finalPath = nil
+            isSeekable = lseek(fd, 0, SEEK_CUR) >= 0
+        case .replace(let target):
+            let temporary: (descriptor: Int32, path: String)
+            do {
+                temporary = try OutputDestination.createTemporary(beside: target)
+            } catch {
+                throw .cannotCreate(path, error.reason)
             }
+            descriptor = temporary.descriptor
+            temporaryPath = temporary.path
+            finalPath = target
+            isSeekable = true
         }
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        let number = Self.counterLock.withLock { () -> Int in
-            Self.counter += 1
-            return Self.counter
-        }
-        let temporary = directory + "/." + url.lastPathComponent + Self.temporaryInfix + "\(getpid())-\(number)"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .cannotCreate(path, String(cString: strerror(errno))) }
-        descriptor = fd
-        temporaryPath = temporary
-        isSeekable = true
     }
 
     deinit {
@@ -109,7 +111,7 @@ public final class OutputFile {
             }
             close(descriptor)
             descriptor = -1
-            if rename(temporaryPath, path) != 0 {
+            if rename(temporaryPath, finalPath ?? path) != 0 {
                 let reason = String(cString: strerror(errno))
                 unlink(temporaryPath)
                 throw .cannotCreate(path, reason)

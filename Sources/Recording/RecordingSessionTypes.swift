@@ -159,7 +159,7 @@ public struct RecordingTake: Sendable {
     /// - Throws: ``RecordingTakeError`` naming the path.
     public func write(to path: String) throws(RecordingTakeError) {
         do {
-            try SMFWriter.writeAtomically(SMFWriter.bytes(of: merged(), layout: .format1), to: path)
+            try SMFWriter.writeAtomically(SMFWriter.checkedBytes(of: merged(), layout: .format1), to: path)
         } catch {
             throw RecordingTakeError(path: path, reason: "\(error)", journalPath: journalPath)
         }

@@ -62,8 +62,15 @@ extension RenderCommand {
         }
         if output == OutputFile.standardOutputPath { throw usage("a batch writes to a folder, not to standard output") }
         if let jobs = batch.jobs, !(1...1024).contains(jobs) { throw usage("--jobs \(jobs) is outside 1...1024") }
-        if let timeout = batch.timeout, !(timeout > 0) { throw usage("--timeout must be more than 0 seconds") }
-        if let maxDuration = batch.maxDuration, !(maxDuration > 0) { throw usage("--max-duration must be more than 0 seconds") }
+        // A day bounds both: the renderer turns them into frames and nanoseconds, where an
+        // infinity or a huge count would overflow.
+        let day = 86_400.0
+        if let timeout = batch.timeout, !(timeout > 0 && timeout <= day) {
+            throw usage("--timeout \(timeout) is outside the accepted range: more than 0 and at most \(Int(day)) seconds")
+        }
+        if let maxDuration = batch.maxDuration, !(maxDuration > 0 && maxDuration <= day) {
+            throw usage("--max-duration \(maxDuration) is outside the accepted range: more than 0 and at most \(Int(day)) seconds")
+        }
         if let maxFailures = batch.maxFailures, maxFailures < 1 { throw usage("--max-failures must be 1 or more") }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), !isDirectory.boolValue {
@@ -108,6 +115,7 @@ extension RenderCommand {
                                      version: Tactus.configuration.version, instrumentDescription: description,
                                      makeInstrument: makeInstrument)
         let manifestPath = batch.manifest ?? renderer.defaultManifestPath
+        try refuseInputAsOutput(manifestPath, inputs: inputs.map(\.path) + [instrumentOptions.soundFont, instrumentOptions.instrument], what: "the manifest")
         let plan = renderer.plan(inputs, history: Manifest.read(manifestPath))
 
         if batch.dryRun {

@@ -16,6 +16,8 @@ struct BuildCommand: ParsableCommand {
     var output: String
 
     func run() throws {
+        try refuseInputAsOutput(output, inputs: [input])
+        try refuseAudioExtension(output)
         guard FileManager.default.fileExists(atPath: input) else {
             printError("\(input): no such file")
             throw ExitCode(ExitStatus.noInput)
@@ -36,7 +38,9 @@ struct BuildCommand: ParsableCommand {
             throw ExitCode(ExitStatus.dataError)
         }
         do {
-            try SMFWriter.writeAtomically(SMFWriter.bytes(of: file), to: output)
+            try SMFWriter.writeAtomically(checkedSMFBytes(of: file, output: output), to: output)
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
             printError("\(error)")
             throw ExitCode(ExitStatus.cannotCreate)

@@ -37,6 +37,8 @@ struct ConvertCommand: ParsableCommand {
     }
 
     func run() throws {
+        try refuseInputAsOutput(output, inputs: [input])
+        try refuseAudioExtension(output)
         let smf = try loadMIDIFile(input, options: inputOptions)
         var sequence = smf.makeSequence()
         if channelsToTracks {
@@ -56,7 +58,7 @@ struct ConvertCommand: ParsableCommand {
         case 1: layout = .format1
         default: layout = .asRead
         }
-        let bytes = SMFWriter.bytes(of: sequence, layout: layout)
+        let bytes = try checkedSMFBytes(of: StandardMIDIFile(sequence: sequence, layout: layout), output: output)
         do {
             try SMFWriter.writeAtomically(bytes, to: output)
         } catch {

@@ -50,6 +50,10 @@ struct EditCommand: ParsableCommand {
     func run() throws {
         do {
             var script = try EditScript(arguments: arguments)
+            if let output = script.output, !script.dryRun {
+                try refuseInputAsOutput(output, inputs: [script.input])
+                try refuseAudioExtension(output, allowed: ["wav"])
+            }
             let smf = try loadMIDIFile(script.input, strict: script.strict, quiet: script.quiet)
             var sequence = smf.makeSequence()
             let lengthBefore = sequence.length
@@ -71,8 +75,9 @@ struct EditCommand: ParsableCommand {
                 return
             }
             let layout: SMFLayout = script.format == 0 ? .format0 : script.format == 1 ? .format1 : .asRead
+            let bytes = try checkedSMFBytes(of: StandardMIDIFile(sequence: sequence, layout: layout), output: output)
             do {
-                try SMFWriter.writeAtomically(SMFWriter.bytes(of: sequence, layout: layout), to: output)
+                try SMFWriter.writeAtomically(bytes, to: output)
             } catch {
                 printError("\(error)")
                 throw ExitCode(ExitStatus.cannotCreate)
@@ -364,6 +369,9 @@ struct EditScript {
                 }
             case "--move":
                 guard let ticks = Int64(v) else { throw EditUsageError(option: option, reason: "'\(v)' is not a whole number of ticks") }
+                guard (-SMFWriter.maximumTick...SMFWriter.maximumTick).contains(ticks) else {
+                    throw EditUsageError(option: option, reason: "\(v) ticks is outside -\(SMFWriter.maximumTick)...\(SMFWriter.maximumTick)")
+                }
                 report = sequence.move(by: ticks, scope: scope)
             case "--merge":
                 let list = try Self.trackIndices(v, option: option, sequence: sequence, conductor: conductor)

@@ -29,8 +29,13 @@ struct TransportOptions: ParsableArguments {
     @Option(help: "Tracks to solo, as `tactus info` numbers them.")
     var solo: String?
 
-    @Option(help: "Transpose notes by N semitones (drums on channel 10 stay).")
+    // Unconditional, so `--transpose -3` reads -3 as the value rather than as an unknown flag.
+    @Option(parsing: .unconditional, help: "Transpose notes by N semitones (drums on channel 10 stay).")
     var transpose: Int = 0
+
+    /// The most plays `--loop N` takes: a bound that keeps the song's length in frames far
+    /// from overflowing, and more than any render needs.
+    static let maximumLoopCount = 10_000
 
     /// Spelling of a bare `--loop`: Tactus.main rewrites it, since an option with an optional
     /// value is not something the argument parser offers.
@@ -72,10 +77,10 @@ extension TransportOptions {
         if let loop {
             if loop == TransportOptions.foreverSpelling {
                 plan.loop = .forever
-            } else if let n = Int(loop), n >= 1 {
+            } else if let n = Int(loop), (1...TransportOptions.maximumLoopCount).contains(n) {
                 plan.loop = .times(n)
             } else {
-                throw usage("--loop takes a count of 1 or more, or nothing to loop forever, not '\(loop)'")
+                throw usage("--loop takes a count in 1...\(TransportOptions.maximumLoopCount), or nothing to loop forever, not '\(loop)'")
             }
             let loopEnd = plan.toTick ?? sequence.length
             guard loopEnd > plan.fromTick else { throw usage("the loop from --from to the song's end is empty") }
@@ -128,7 +133,8 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Output buffer in milliseconds (the latency), 5...2000.")
     var latency: Double = 50
 
-    @Option(help: "Gain in dB before the limiter (-24...24).")
+    // Unconditional, so `--gain -6` reads -6 as the value rather than as an unknown flag.
+    @Option(parsing: .unconditional, help: "Gain in dB before the limiter (-24...24).")
     var gain: Float = 0
 
     @Option(help: "Seconds played after the end, for releases and reverb.")

@@ -109,6 +109,8 @@ struct RecordCommand: ParsableCommand {
             printError("tactus record: -o OUT.mid is required")
             throw ExitCode(ExitStatus.usage)
         }
+        try refuseInputAsOutput(output, inputs: [recover, backing])
+        try refuseAudioExtension(output)
         if let recover {
             try recoverTake(from: recover, to: output)
             return
@@ -294,7 +296,7 @@ struct RecordCommand: ParsableCommand {
         case .journalFailed(let error): printError("tactus: \(error); the take is written without it")
         }
         let written = try write(take, to: output)
-        print("\(output): \(written), \(formatDuration(take.recordedSeconds)) recorded")
+        report("\(output): \(written), \(formatDuration(take.recordedSeconds)) recorded", output: output)
         // The take is safe; the exit status still says the device or server failed.
         if case .audioFailed = take.ending { throw ExitCode(ExitStatus.ioError) }
     }
@@ -376,6 +378,11 @@ struct RecordCommand: ParsableCommand {
 
     // MARK: Recovery
 
+    /// Prints the closing line, to standard error when the take itself went to standard output.
+    func report(_ line: String, output: String) {
+        if OutputDestination.isStandardOutput(output) { printError(line) } else { print(line) }
+    }
+
     func recoverTake(from journalPath: String, to output: String) throws {
         guard FileManager.default.fileExists(atPath: journalPath) else {
             printError("\(journalPath): no such file")
@@ -391,7 +398,7 @@ struct RecordCommand: ParsableCommand {
         if let warning = recovered.warning { printError("tactus: warning: \(warning)") }
         let written = try write(recovered.take, to: output)
         let torn = recovered.discardedBytes > 0 ? " (a torn last record of \(recovered.discardedBytes) bytes left out)" : ""
-        print("\(output): recovered \(written) from \(journalPath)\(torn)")
+        report("\(output): recovered \(written) from \(journalPath)\(torn)", output: output)
     }
 }
 

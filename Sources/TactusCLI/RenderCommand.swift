@@ -47,7 +47,8 @@ struct RenderCommand: ParsableCommand {
     @Option(name: .customLong("block-size"), help: "Frames per render call (1...65536); the output does not depend on it.")
     var blockSize: Int = 512
 
-    @Option(help: "Gain in dB before the limiter (-24...24).")
+    // Unconditional, so `--gain -6` reads -6 as the value rather than as an unknown flag.
+    @Option(parsing: .unconditional, help: "Gain in dB before the limiter (-24...24).")
     var gain: Float = 0
 
     @Option(help: "After the last event: 'auto' (until the sound is below -90 dBFS, at most 30 s) or seconds.")
@@ -75,6 +76,7 @@ struct RenderCommand: ParsableCommand {
     func run() throws {
         // Check every option before reading or creating anything, so a usage error never
         // leaves a file behind.
+        if !isBatch { try refuseInputAsOutput(output, inputs: [files[0], instrumentOptions.soundFont, instrumentOptions.instrument]) }
         guard let rate = Int(sampleRate), Self.sampleRates.contains(rate) else {
             printError("\(output): unsupported sample rate '\(sampleRate)' (use 44100, 48000 or 96000)")
             throw ExitCode(ExitStatus.usage)
@@ -229,7 +231,7 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     if case .wav(let sample) = settings.audioFormat { encoding = sample.rawValue } else { encoding = settings.audioFormat.description }
     let summaryLine = "\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(settings.sampleRate) Hz \(encoding) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed)) with the \(settings.instrument.description)"
     // With the audio on standard output, the summary must not mix into it.
-    if output == OutputFile.standardOutputPath { printError(summaryLine) } else { print(summaryLine) }
+    if OutputDestination.isStandardOutput(output) { printError(summaryLine) } else { print(summaryLine) }
 }
 
 /// The progress bar's total, learned from the session's player before the render starts.
