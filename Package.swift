@@ -14,8 +14,9 @@ let package = Package(
         // The MIDI, sequence and file core, without audio.
         .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ"]),
         // The audio engine without drivers: graph, instruments, sampler, player, the playback
-        // session with its offline and null backends, and the recording session.
-        .library(name: "TactusAudio", targets: ["AudioGraph", "Instruments", "Sampler", "SFZPlayback", "Playback", "Recording"]),
+        // session with its offline and null backends, the recording session, and hosted LV2
+        // plugins (liblilv loaded at run time).
+        .library(name: "TactusAudio", targets: ["AudioGraph", "Instruments", "Sampler", "SFZPlayback", "Playback", "Recording", "LV2"]),
         // The ALSA drivers: the PCM backend for sessions, the sequencer, raw MIDI.
         .library(name: "TactusALSA", targets: ["ALSA"]),
         // The JACK driver: the JACK backend for sessions, transport and timebase.
@@ -42,6 +43,11 @@ let package = Package(
         .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "JACK", dependencies: ["CJACK", "Playback", "Recording", "Sequencing"]),
         .target(name: "CFloatConversion"),
+        // liblilv is loaded at run time too: LV2 hosting is optional, and the LV2 structs are
+        // declared by hand (a stable ABI), so building needs neither lilv nor LV2 headers.
+        .target(name: "CLilv", linkerSettings: [.linkedLibrary("dl")]),
+        // Hosted LV2 plugins as graph nodes, and the catalogue of installed plugins (issue 27).
+        .target(name: "LV2", dependencies: ["AudioGraph", "MIDI", "CLilv"]),
         .target(name: "AudioGraph", dependencies: ["MIDI", "CFloatConversion"]),
         // libvorbisfile, loaded at run time (SoundFont 3 samples): declarations and loader.
         .target(name: "CVorbisFile"),
@@ -74,13 +80,13 @@ let package = Package(
         .target(
             name: "Tactus",
             dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ", "SFZPlayback", "AudioGraph", "Instruments", "Sampler", "Playback", "Recording", "ALSA", "JACK",
-                           "AudioFileOutput", "BatchRender"]
+                           "AudioFileOutput", "BatchRender", "LV2"]
         ),
         .executableTarget(
             name: "TactusCLI",
             dependencies: [
                 "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "Recording", "ALSA", "JACK", "SoundFont", "Sampler",
-                "SFZ", "SFZPlayback", "AudioFileOutput", "BatchRender",
+                "SFZ", "SFZPlayback", "AudioFileOutput", "BatchRender", "LV2",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -115,6 +121,7 @@ let package = Package(
             path: "Benchmarks/SchedulerBenchmark"
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
+        .testTarget(name: "LV2Tests", dependencies: ["LV2", "CLilv", "AudioGraph", "MIDI", "Playback", "Sequencing", "TactusTestSupport"]),
         .testTarget(name: "ALSATests", dependencies: ["Locking", "ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph"]),
         .testTarget(name: "JACKTests", dependencies: ["Locking", "JACK", "Playback", "Recording", "Sequencing", "MIDIFile"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),

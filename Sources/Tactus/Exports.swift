@@ -5,6 +5,7 @@
 @_exported import BatchRender
 @_exported import Instruments
 @_exported import JACK
+@_exported import LV2
 @_exported import MIDI
 @_exported import MIDIFile
 @_exported import Playback

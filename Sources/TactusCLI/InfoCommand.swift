@@ -8,7 +8,7 @@ import SoundFont
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Describe a MIDI file (format, division, duration, tempo map, time signatures and tracks) or, with --soundfont, a SoundFont bank."
+        abstract: "Describe a MIDI file (format, division, duration, tempo map, time signatures and tracks), a SoundFont bank (--soundfont) or the installed LV2 plugins (--plugins, --plugin URI)."
     )
 
     @Argument(help: "The MIDI file.")
@@ -17,17 +17,29 @@ struct InfoCommand: ParsableCommand {
     @Option(name: .customLong("soundfont"), help: ArgumentHelp("Describe a SoundFont 2 or 3 bank instead: name, version, samples and presets.", valueName: "FILE"))
     var soundFont: String?
 
+    @Flag(help: "List the installed LV2 plugins: URI, kind (instrument, effect, other), whether Tactus can host each and why not, and name.")
+    var plugins = false
+
+    @Option(help: ArgumentHelp("Describe one LV2 plugin: ports, parameters with ranges, required features.", valueName: "URI"))
+    var plugin: String?
+
     @OptionGroup var input: InputOptions
 
     func validate() throws {
-        switch (file, soundFont) {
-        case (nil, nil): throw ValidationError("give a MIDI file, or a bank with --soundfont FILE")
-        case (_?, _?): throw ValidationError("give either a MIDI file or --soundfont FILE, not both")
-        default: break
-        }
+        let given = [file != nil, soundFont != nil, plugins, plugin != nil].filter { $0 }.count
+        if given == 0 { throw ValidationError("give a MIDI file, a bank with --soundfont FILE, --plugins or --plugin URI") }
+        if given > 1 { throw ValidationError("give one of a MIDI file, --soundfont FILE, --plugins and --plugin URI") }
     }
 
     func run() throws {
+        if plugins {
+            try listPlugins()
+            return
+        }
+        if let plugin {
+            try describePlugin(plugin)
+            return
+        }
         if let soundFont {
             try describeSoundFont(soundFont, options: input)
             return

@@ -1,5 +1,7 @@
 import ArgumentParser
+import AudioGraph
 import Foundation
+import LV2
 import Playback
 import Sampler
 import Sequencing
@@ -14,8 +16,8 @@ struct InstrumentOptions: ParsableArguments {
                                valueName: "FILE"))
     var soundFont: String?
 
-    @Option(help: ArgumentHelp("'builtin' for the built-in synthesizer whatever banks are installed, or a JSON audio-file patch or an SFZ instrument to play on every channel.",
-                               valueName: "builtin|PATCH.json|FILE.sfz"))
+    @Option(help: ArgumentHelp("'builtin' for the built-in synthesizer whatever banks are installed, or a JSON audio-file patch, an SFZ instrument or an installed LV2 instrument (lv2:URI, see tactus info --plugins) to play on every channel.",
+                               valueName: "builtin|PATCH.json|FILE.sfz|lv2:URI"))
     var instrument: String?
 
     @Option(name: .customLong("sample-memory"),
@@ -33,6 +35,14 @@ struct InstrumentOptions: ParsableArguments {
 
     /// Spelling of `--instrument` that forces the built-in synthesizer.
     static let builtInSpelling = "builtin"
+    /// Prefix of `--instrument` naming an LV2 plugin by URI.
+    static let lv2Prefix = "lv2:"
+
+    /// The plugin URI of `--instrument lv2:URI`, if that is what was given.
+    var lv2PluginURI: String? {
+        guard let instrument, instrument.hasPrefix(Self.lv2Prefix) else { return nil }
+        return String(instrument.dropFirst(Self.lv2Prefix.count))
+    }
 }
 
 /// What plays the tracks, and a few words saying so.
@@ -47,6 +57,29 @@ struct InstrumentChoice {
     var regionRules: [SamplerRegionRule] = []
     /// The sampler volume (dB) an SFZ instrument asked for to play gains above 0 dB.
     var outputGain = 0.0
+    /// An LV2 instrument, played through a graph of its own instead of `instrument`.
+    var plugin: LV2PluginNode?
+
+    /// A session playing `sequence` through this instrument: the default graph, or for an LV2
+    /// instrument the graph plugin, limiter (with the options' gain), output.
+    func makeSession(sequence: MusicSequence, options: PlaybackSession.Options,
+                     observer: (any PlaybackSessionObserver)?) throws(PlaybackSessionError) -> PlaybackSession {
+        guard let plugin else {
+            var options = options
+            options.instrument = .custom(instrument)
+            return try PlaybackSession(sequence: sequence, options: options, observer: observer)
+        }
+        let graph = AudioGraph()
+        let pluginID = graph.add(plugin)
+        let limiter = LimiterNode()
+        limiter.setParameter(LimiterNode.Parameter.inputGain, value: options.gainDecibels)
+        let limiterID = graph.add(limiter)
+        let outputID = graph.add(OutputNode())
+        // The three nodes exist, so these connections cannot fail.
+        try! graph.connect(pluginID, to: limiterID)
+        try! graph.connect(limiterID, to: outputID)
+        return try PlaybackSession(sequence: sequence, graph: graph, defaultNode: pluginID, options: options, observer: observer)
+    }
 }
 
 extension InstrumentChoice {
@@ -91,8 +124,14 @@ extension InstrumentOptions {
             throw usage("--instrument builtin plays without a SoundFont: leave out --soundfont")
         }
         if let instrument, instrument != Self.builtInSpelling, !instrument.lowercased().hasSuffix(".json"),
-           !instrument.lowercased().hasSuffix(".sfz") {
-            throw usage("--instrument takes 'builtin', a JSON patch file or an SFZ file, not '\(instrument)'")
+           !instrument.lowercased().hasSuffix(".sfz"), lv2PluginURI == nil {
+            throw usage("--instrument takes 'builtin', a JSON patch file, an SFZ file or lv2:URI, not '\(instrument)'")
+        }
+        if lv2PluginURI?.isEmpty == true {
+            throw usage("--instrument lv2: needs a plugin URI (see tactus info --plugins)")
+        }
+        if lv2PluginURI != nil, noReverb || noChorus || polyphony != nil {
+            throw usage("--no-reverb, --no-chorus and --polyphony set the sampler; an LV2 instrument has its own controls")
         }
         if let sampleMemory, !(1...65_536).contains(sampleMemory) {
             throw usage("--sample-memory \(sampleMemory) is outside 1...65536 (MiB)")
@@ -112,6 +151,9 @@ extension InstrumentOptions {
     func choose(input: InputOptions) throws -> InstrumentChoice {
         if instrument == Self.builtInSpelling {
             return InstrumentChoice(instrument: .builtIn, description: "built-in synthesizer")
+        }
+        if let uri = lv2PluginURI {
+            return try loadPlugin(uri, input: input)
         }
         if let path = instrument, path.lowercased().hasSuffix(".sfz") {
             return try loadSFZ(path, input: input)
@@ -151,6 +193,10 @@ extension InstrumentOptions {
     /// As ``choose(input:)``, but a maker of fresh instruments for a batch, where every file
     /// needs its own sampler (voices and effects keep state) over the one loaded bank.
     func chooseFactory(input: InputOptions) throws -> (String, @Sendable () throws -> DefaultInstrument) {
+        if lv2PluginURI != nil {
+            printError("--instrument \(instrument ?? ""): batch renders through LV2 plugins are not supported yet; render one file at a time")
+            throw ExitCode(ExitStatus.usage)
+        }
         let choice = try choose(input: input)
         guard case .sampler(let first) = choice.instrument else {
             return (choice.description, { .builtIn })
@@ -160,6 +206,38 @@ extension InstrumentOptions {
         let rules = choice.regionRules
         let options = self
         return (choice.description, { .sampler(options.makeSampler(bank, regionRules: rules, outputGain: gain)) })
+    }
+
+    /// An installed LV2 instrument: without lilv, a plugin that is not installed (with close
+    /// matches), one that needs features Tactus lacks or that is not an instrument, one line
+    /// and exit 69 (66 for an unknown URI). The plugin's warnings and errors go to standard
+    /// error, one line each (unless --quiet), never to standard output.
+    private func loadPlugin(_ uri: String, input: InputOptions) throws -> InstrumentChoice {
+        let quiet = input.quiet
+        func failure(_ error: LV2Error) -> ExitCode {
+            printError(error.description)
+            return ExitCode(error.isUnavailable ? ExitStatus.unavailable : ExitStatus.noInput)
+        }
+        let catalogue: LV2Catalogue, info: LV2PluginInfo
+        do {
+            catalogue = try LV2Catalogue()
+            info = try catalogue.plugin(uri)
+        } catch {
+            throw failure(error)
+        }
+        guard info.kind == .instrument else {
+            printError("\(info.name) (\(uri)) is an LV2 \(info.kind.rawValue), not an instrument")
+            throw ExitCode(ExitStatus.unavailable)
+        }
+        do {
+            let node = try LV2PluginNode(uri: uri, catalogue: catalogue) { plugin, level, message in
+                guard !quiet, level.rawValue >= LV2LogLevel.warning.rawValue else { return }
+                printError("\(plugin): \(level == .error ? "error" : "warning"): \(message)")
+            }
+            return InstrumentChoice(instrument: .builtIn, description: "LV2 instrument \(info.name) (\(uri))", plugin: node)
+        } catch {
+            throw failure(error)
+        }
     }
 
     /// An SFZ instrument: its bank, its warnings printed one line each (unless --quiet; with

@@ -224,15 +224,15 @@ struct PlayCommand: ParsableCommand {
         let choice = try instrumentOptions.choose(input: input)
         try choice.prepareSamples(for: sequence)
 
-        let options = PlaybackSession.Options(instrument: .custom(choice.instrument), gainDecibels: gain, tailSeconds: tail,
+        let options = PlaybackSession.Options(gainDecibels: gain, tailSeconds: tail,
                                               sampleRate: rate, latencySeconds: latency / 1000,
                                               // With tracks on MIDI ports the song starts once the device runs
                                               // steadily (see PortTrackOutput.startWhenSteady), so their first
                                               // messages can be scheduled ahead.
                                               startsPlaying: midiOut == nil && !followsTransport)
         // A custom instrument needs no file, so creating the session cannot fail.
-        let session = try! PlaybackSession(sequence: sequence, options: options,
-                                           observer: midiOut.map { PortTrackObserver(output: $0, plan: plan) })
+        let session = try! choice.makeSession(sequence: sequence, options: options,
+                                              observer: midiOut.map { PortTrackObserver(output: $0, plan: plan) })
         plan.apply(to: session)
 
         // The device: one line naming it and pointing at render when there is none.

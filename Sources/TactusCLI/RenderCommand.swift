@@ -167,9 +167,8 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     let progress = RenderProgress(plan: plan, tail: settings.tail, sampleRate: settings.sampleRate)
     let session: PlaybackSession
     do {
-        let options = PlaybackSession.Options(instrument: .custom(settings.instrument.instrument), gainDecibels: settings.gainDecibels,
-                                              tail: settings.tail, sampleRate: settings.sampleRate)
-        session = try PlaybackSession(sequence: sequence, options: options, observer: progress)
+        let options = PlaybackSession.Options(gainDecibels: settings.gainDecibels, tail: settings.tail, sampleRate: settings.sampleRate)
+        session = try settings.instrument.makeSession(sequence: sequence, options: options, observer: progress)
     } catch {
         writer.cancel()
         printError("\(source): \(error)")
@@ -186,9 +185,15 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     let clock = ContinuousClock()
     let started = clock.now
     let summary: PlaybackSummary
+    // Hosted plugins print debugging text with printf (MDA Piano does when it steals
+    // voices): while one renders, standard output is standard error, so nothing but what
+    // Tactus writes reaches it (the writer holds its own duplicate of the real one for -o -).
+    let diversion = settings.instrument.plugin != nil ? StandardOutputDiversion() : nil
+    defer { diversion?.end() }
     do {
         try session.start(on: backend)
         summary = try session.waitUntilFinished()
+        diversion?.end()
     } catch {
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
         if sink.wasInterrupted {
@@ -211,6 +216,8 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
         }
     }
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    // Lines a hosted plugin logged while rendering were held back from the render thread.
+    settings.instrument.plugin?.flushLog()
     let elapsed = clock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     let statistics = RenderStatistics(frameCount: summary.framesPlayed, peak: backend.peak, sampleRate: settings.sampleRate)
@@ -317,4 +324,27 @@ func silenceCeiling(of format: AudioFileFormat) -> Float {
     }
     // Samples are rounded half away from zero after scaling by the full-scale value.
     return 0.5 / fullScale
+}
+
+/// Points the process's standard output at standard error until ``end()``.
+final class StandardOutputDiversion {
+    private var saved: Int32
+
+    init() {
+        fflush(nil)
+        saved = dup(STDOUT_FILENO)
+        if saved >= 0 { dup2(STDERR_FILENO, STDOUT_FILENO) }
+    }
+
+    /// Flushes what was printed meanwhile (to standard error) and restores standard output;
+    /// later calls do nothing.
+    func end() {
+        guard saved >= 0 else { return }
+        // fflush(nil) flushes every stream, standard output's included (naming `stdout`
+        // is a reference to a mutable C global, which strict concurrency refuses).
+        fflush(nil)
+        dup2(saved, STDOUT_FILENO)
+        close(saved)
+        saved = -1
+    }
 }

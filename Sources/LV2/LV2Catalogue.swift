@@ -1,0 +1,280 @@
+import CLilv
+
+/// One port of a plugin, as its bundle declares it.
+public struct LV2PortInfo: Sendable, Hashable {
+    /// What a port carries.
+    public enum Kind: String, Sendable, Hashable {
+        /// Audio samples.
+        case audio
+        /// One number per run: a parameter (input) or a reading (output).
+        case control
+        /// Atom sequences: MIDI and messages.
+        case atom
+        /// Control voltage: audio-rate control signals.
+        case cv
+        /// A port type Tactus does not know (the deprecated event ports, for example).
+        case other
+    }
+
+    /// The port's index, as `connect_port` takes it.
+    public var index: UInt32
+    /// The port's symbol: a short identifier unique within the plugin.
+    public var symbol: String
+    /// The port's human-readable name.
+    public var name: String
+    /// What it carries.
+    public var kind: Kind
+    /// True for an input, false for an output.
+    public var isInput: Bool
+    /// True when the plugin may run with the port left unconnected.
+    public var isOptional: Bool
+    /// For an atom port: whether it takes MIDI events.
+    public var supportsMIDI: Bool
+    /// For an atom port: the buffer size in bytes the plugin asks for (`rsz:minimumSize`).
+    public var minimumSize: Int?
+    /// For a control port: the declared default, minimum and maximum.
+    public var defaultValue: Float?
+    /// The declared minimum.
+    public var minimum: Float?
+    /// The declared maximum.
+    public var maximum: Float?
+    /// A control that is on (1) or off (0).
+    public var isToggle: Bool
+    /// A control that takes whole numbers.
+    public var isInteger: Bool
+    /// A control whose range is in multiples of the sample rate.
+    public var isSampleRateRelative: Bool
+}
+
+/// A plugin found by lilv: what `tactus info --plugins` lists and what hosting checks.
+public struct LV2PluginInfo: Sendable, Hashable {
+    /// What the plugin does, as far as hosting it is concerned.
+    public enum Kind: String, Sendable, Hashable {
+        /// Takes MIDI and makes sound without audio input (or its class is `lv2:InstrumentPlugin`).
+        case instrument
+        /// Takes audio and makes audio.
+        case effect
+        /// Neither: a generator, an analyser, a MIDI filter.
+        case other
+    }
+
+    /// The plugin's URI.
+    public var uri: String
+    /// Its name.
+    public var name: String
+    /// Instrument, effect or other.
+    public var kind: Kind
+    /// The URI of its LV2 class.
+    public var classURI: String
+    /// Every port, in index order.
+    public var ports: [LV2PortInfo]
+    /// The features it requires.
+    public var requiredFeatures: [String]
+    /// The required features Tactus does not provide.
+    public var missingFeatures: [String] { requiredFeatures.filter { !LV2URI.providedFeatures.contains($0) } }
+    /// Why Tactus cannot host it, or nil when it can.
+    public var hostingProblem: String? {
+        let missing = missingFeatures
+        if !missing.isEmpty { return "requires " + missing.joined(separator: ", ") }
+        if let port = ports.first(where: { $0.kind == .other && !$0.isOptional }) {
+            return "port \(port.symbol) is of a type Tactus does not know"
+        }
+        if let port = ports.first(where: { $0.kind == .cv && !$0.isOptional }) {
+            return "CV port \(port.symbol) (CV ports are not handled yet)"
+        }
+        let audioOut = ports.filter { $0.kind == .audio && !$0.isInput }.count
+        let audioIn = ports.filter { $0.kind == .audio && $0.isInput }.count
+        if audioOut == 0 || audioOut > 2 { return "\(audioOut) audio outputs (Tactus takes 1 or 2)" }
+        if audioIn > 2 { return "\(audioIn) audio inputs (Tactus takes at most 2)" }
+        if ports.filter({ $0.kind == .atom && $0.isInput && $0.supportsMIDI }).count > 1 { return "more than one MIDI input" }
+        return nil
+    }
+    /// True when Tactus can host it.
+    public var isHostable: Bool { hostingProblem == nil }
+    /// The control inputs: the node's parameters.
+    public var controlInputs: [LV2PortInfo] { ports.filter { $0.kind == .control && $0.isInput } }
+}
+
+/// The LV2 plugins installed on this machine, found by lilv on `LV2_PATH` or, when it is not
+/// set, lilv's standard folders (`~/.lv2`, `/usr/local/lib/lv2`, `/usr/lib/lv2`).
+///
+/// Loading reads every bundle's Turtle data once; hosted nodes keep the catalogue alive, as
+/// their plugin descriptions belong to it. A catalogue is used from one thread at a time.
+public final class LV2Catalogue {
+    let world: OpaquePointer
+    /// Every plugin found, sorted by URI.
+    public let plugins: [LV2PluginInfo]
+    private let handles: [String: OpaquePointer]
+
+    /// Loads lilv and reads every installed bundle.
+    /// - Throws: ``LV2Error/libraryUnavailable(reason:)`` without liblilv.
+    public init() throws(LV2Error) {
+        try LV2Library.load()
+        guard let world = lilv_world_new() else { throw .libraryUnavailable(reason: "lilv_world_new failed") }
+        self.world = world
+        lilv_world_load_all(world)
+        let uris = CatalogueURIs(world: world)
+        defer { uris.free() }
+        var found: [LV2PluginInfo] = []
+        var handles: [String: OpaquePointer] = [:]
+        let all = lilv_world_get_all_plugins(world)
+        var iterator = lilv_plugins_begin(all)
+        while !lilv_plugins_is_end(all, iterator) {
+            if let plugin = lilv_plugins_get(all, iterator) {
+                let info = Self.describe(plugin, uris: uris)
+                found.append(info)
+                handles[info.uri] = plugin
+            }
+            iterator = lilv_plugins_next(all, iterator)
+        }
+        plugins = found.sorted { $0.uri < $1.uri }
+        self.handles = handles
+    }
+
+    deinit {
+        lilv_world_free(world)
+    }
+
+    /// The plugin with `uri`.
+    /// - Throws: ``LV2Error/unknownPlugin(uri:suggestions:)`` with the closest URIs.
+    public func plugin(_ uri: String) throws(LV2Error) -> LV2PluginInfo {
+        if let info = plugins.first(where: { $0.uri == uri }) { return info }
+        throw .unknownPlugin(uri: uri, suggestions: closeMatches(to: uri))
+    }
+
+    func handle(_ uri: String) -> OpaquePointer? { handles[uri] }
+
+    /// The plugin's default state (its `state:state` in the bundle), or nil when it has none.
+    func defaultState(of plugin: OpaquePointer, map: UnsafeMutablePointer<LV2_URID_Map>) -> OpaquePointer? {
+        lilv_state_new_from_world(world, map, lilv_plugin_get_uri(plugin))
+    }
+
+    /// Up to five plugin URIs close to `query`: those whose URI or name contains it (or its
+    /// last path component), else the nearest by edit distance (and those one edit further).
+    public func closeMatches(to query: String) -> [String] {
+        let lowered = query.lowercased()
+        let tail = lowered.split(separator: "/").last.map(String.init) ?? lowered
+        let containing = plugins.filter {
+            let uri = $0.uri.lowercased(), name = $0.name.lowercased()
+            return uri.contains(lowered) || name.contains(tail) || uri.hasSuffix("/" + tail) || (tail.count >= 3 && uri.contains(tail))
+        }
+        if !containing.isEmpty { return Array(containing.prefix(5).map(\.uri)) }
+        let ranked = plugins.map { ($0.uri, editDistance(lowered, $0.uri.lowercased())) }
+            .filter { $0.1 <= max(2, lowered.count / 8) }
+            .sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
+        // The nearest, and those one edit further: more would be noise.
+        guard let best = ranked.first?.1 else { return [] }
+        return Array(ranked.filter { $0.1 <= best + 1 }.prefix(5).map(\.0))
+    }
+
+    private static func describe(_ plugin: OpaquePointer, uris: CatalogueURIs) -> LV2PluginInfo {
+        let uri = string(lilv_node_as_uri(lilv_plugin_get_uri(plugin)))
+        let nameNode = lilv_plugin_get_name(plugin)
+        let name = nameNode.map { string(lilv_node_as_string($0)) } ?? uri
+        if let nameNode { lilv_node_free(nameNode) }
+        let classURI = lilv_plugin_get_class(plugin).flatMap { lilv_plugin_class_get_uri($0) }.map { string(lilv_node_as_uri($0)) } ?? ""
+        var features: [String] = []
+        if let required = lilv_plugin_get_required_features(plugin) {
+            var i = lilv_nodes_begin(required)
+            while !lilv_nodes_is_end(required, i) {
+                if let node = lilv_nodes_get(required, i) { features.append(string(lilv_node_as_uri(node))) }
+                i = lilv_nodes_next(required, i)
+            }
+            lilv_nodes_free(required)
+        }
+        var ports: [LV2PortInfo] = []
+        for index in 0..<lilv_plugin_get_num_ports(plugin) {
+            guard let port = lilv_plugin_get_port_by_index(plugin, index) else { continue }
+            ports.append(describePort(plugin, port, index: index, uris: uris))
+        }
+        let takesMIDI = ports.contains { $0.kind == .atom && $0.isInput && $0.supportsMIDI }
+        let takesAudio = ports.contains { $0.kind == .audio && $0.isInput }
+        let makesAudio = ports.contains { $0.kind == .audio && !$0.isInput }
+        let kind: LV2PluginInfo.Kind = classURI == LV2URI.instrumentPlugin || (takesMIDI && makesAudio && !takesAudio) ? .instrument
+            : takesAudio && makesAudio ? .effect : .other
+        return LV2PluginInfo(uri: uri, name: name, kind: kind, classURI: classURI, ports: ports, requiredFeatures: features)
+    }
+
+    private static func describePort(_ plugin: OpaquePointer, _ port: OpaquePointer, index: UInt32, uris: CatalogueURIs) -> LV2PortInfo {
+        func isA(_ node: OpaquePointer) -> Bool { lilv_port_is_a(plugin, port, node) }
+        func has(_ node: OpaquePointer) -> Bool { lilv_port_has_property(plugin, port, node) }
+        let symbol = string(lilv_node_as_string(lilv_port_get_symbol(plugin, port)))
+        let nameNode = lilv_port_get_name(plugin, port)
+        let name = nameNode.map { string(lilv_node_as_string($0)) } ?? symbol
+        if let nameNode { lilv_node_free(nameNode) }
+        let kind: LV2PortInfo.Kind = isA(uris.audioPort) ? .audio : isA(uris.controlPort) ? .control
+            : isA(uris.atomPort) ? .atom : isA(uris.cvPort) ? .cv : .other
+        var info = LV2PortInfo(index: index, symbol: symbol, name: name, kind: kind, isInput: isA(uris.inputPort),
+                               isOptional: has(uris.connectionOptional), supportsMIDI: false, minimumSize: nil,
+                               defaultValue: nil, minimum: nil, maximum: nil, isToggle: has(uris.toggled),
+                               isInteger: has(uris.integer), isSampleRateRelative: has(uris.sampleRate))
+        if kind == .atom {
+            info.supportsMIDI = lilv_port_supports_event(plugin, port, uris.midiEvent)
+            if let size = lilv_port_get(plugin, port, uris.minimumSize) {
+                if lilv_node_is_int(size) { info.minimumSize = Int(lilv_node_as_int(size)) }
+                lilv_node_free(size)
+            }
+        }
+        if kind == .control {
+            var def: OpaquePointer?, low: OpaquePointer?, high: OpaquePointer?
+            lilv_port_get_range(plugin, port, &def, &low, &high)
+            func number(_ node: OpaquePointer?) -> Float? {
+                guard let node else { return nil }
+                defer { lilv_node_free(node) }
+                if lilv_node_is_float(node) || lilv_node_is_int(node) { return lilv_node_as_float(node) }
+                return nil
+            }
+            info.defaultValue = number(def)
+            info.minimum = number(low)
+            info.maximum = number(high)
+        }
+        return info
+    }
+}
+
+/// The class and property nodes the catalogue asks lilv about, made once per load.
+private struct CatalogueURIs {
+    let audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, minimumSize: OpaquePointer
+    let connectionOptional, toggled, integer, sampleRate: OpaquePointer
+
+    init(world: OpaquePointer) {
+        func node(_ uri: String) -> OpaquePointer { lilv_new_uri(world, uri) }
+        audioPort = node(LV2URI.audioPort)
+        controlPort = node(LV2URI.controlPort)
+        atomPort = node(LV2URI.atomPort)
+        cvPort = node(LV2URI.cvPort)
+        inputPort = node(LV2URI.inputPort)
+        midiEvent = node(LV2URI.midiEvent)
+        minimumSize = node(LV2URI.minimumSize)
+        connectionOptional = node(LV2URI.connectionOptional)
+        toggled = node(LV2URI.toggled)
+        integer = node(LV2URI.integer)
+        sampleRate = node(LV2URI.sampleRateProperty)
+    }
+
+    func free() {
+        for node in [audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, minimumSize, connectionOptional, toggled, integer, sampleRate] {
+            lilv_node_free(node)
+        }
+    }
+}
+
+private func string(_ pointer: UnsafePointer<CChar>?) -> String {
+    pointer.map { String(cString: $0) } ?? ""
+}
+
+/// Levenshtein distance, for suggesting URIs close to a mistyped one.
+private func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a.utf8), b = Array(b.utf8)
+    if a.isEmpty { return b.count }
+    var previous = Array(0...b.count)
+    var current = [Int](repeating: 0, count: b.count + 1)
+    for i in 1...a.count {
+        current[0] = i
+        for j in 1...max(1, b.count) where !b.isEmpty {
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        }
+        swap(&previous, &current)
+    }
+    return previous[b.count]
+}

@@ -1,0 +1,467 @@
+import AudioGraph
+import CLilv
+import MIDI
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An LV2 plugin hosted as a graph node: an instrument (MIDI in, audio out) or an effect
+/// (audio in and out), with its control inputs as the node's parameters.
+///
+/// ## The fixed grid
+///
+/// The plugin's `run` is always called for whole slices of ``gridFrames`` (64) frames that
+/// start at multiples of 64 of the absolute frame, whatever block sizes the graph renders
+/// with: plain hosts that pass each block to `run` get different samples from plugins that
+/// update their state once per `run` (MDA JX10 and Piano differ between 64- and 65-frame
+/// blocks), and this node must not. Each MIDI event reaches the plugin in the atom sequence of
+/// the slice holding its frame, at its exact frame inside that slice.
+///
+/// A slice can only run once every event of its frames is known, which is when the graph has
+/// asked for its last frame; the node therefore outputs slice `k` while it gathers slice
+/// `k + 1`: its output at frame `f` is the plugin's output at frame `f - 64`. The node reports
+/// this as ``latencyFrames`` (64), and offline renders drop the graph's latency before the
+/// first frame they keep (`OfflineRenderer`, `Player.renderToEnd`, the offline session), so
+/// an offline render has every note at its exact frame. Live, the grid costs 64 frames
+/// (1.5 ms at 44.1 kHz) of latency, reported through the graph's latency.
+///
+/// ## Parameters and threads
+///
+/// Each control input is a parameter whose identifier is the port's index, named by the port's
+/// name (``parameterID(for:)`` also takes the port's symbol), with the declared range and
+/// default. Values, glides and ramps follow the node's absolute frames, and the plugin reads
+/// them once per slice: the value the parameter has at the slice's last frame (grid
+/// resolution). A plugin's own reported latency is not compensated yet.
+///
+/// Rendering takes no lock, allocates nothing and does no I/O in Tactus's code; the plugin's
+/// `run` is the plugin's own. The worker runs synchronously after each `run` (see the
+/// worker's note in the host features) and log lines written during rendering are buffered
+/// and handed to the log handler by ``flushLog()``, or by `prepare` and `reset`.
+public final class LV2PluginNode: ParameterizedNode {
+    /// Frames per `run`: the grid every plugin runs on.
+    public static let gridFrames = 64
+    /// The smallest atom buffer a MIDI or message port gets, in bytes.
+    public static let minimumAtomBufferSize = 8192
+
+    /// The plugin's description.
+    public let info: LV2PluginInfo
+    /// The plugin's name.
+    public var name: String { info.name }
+    /// 1 for an effect (its audio inputs), 0 for an instrument.
+    public let inputBusCount: Int
+    /// One grid of frames: see the type's discussion.
+    public var latencyFrames: Int { Self.gridFrames }
+    /// The control inputs, by port index.
+    public let parameters: NodeParameters
+
+    private let catalogue: LV2Catalogue
+    private let plugin: OpaquePointer
+    private var features: LV2HostFeatures
+    private var instance: UnsafeMutablePointer<LilvInstance>?
+    private var sampleRate: Double
+    private let logHandler: LV2LogHandler?
+
+    private let grid = LV2PluginNode.gridFrames
+    // Audio: what the plugin reads and writes in its run, and the last slice's output (what
+    // the node plays while it gathers the next slice).
+    private let audioIn: [UnsafeMutablePointer<Float>]
+    private let audioOut: [UnsafeMutablePointer<Float>]
+    private let delayedLeft: UnsafeMutablePointer<Float>
+    private let delayedRight: UnsafeMutablePointer<Float>
+    // Control ports: one float each, connected for the instance's life.
+    private let controls: UnsafeMutablePointer<Float>
+    private let controlInputPorts: [(port: UInt32, slot: Int)]
+    // Atom ports: the MIDI input (if any), other inputs (an empty sequence), outputs.
+    private let midiBuffer: UnsafeMutableRawPointer?
+    private let midiCapacity: Int
+    private let atomInputs: [(buffer: UnsafeMutableRawPointer, capacity: Int)]
+    private let atomOutputs: [(buffer: UnsafeMutableRawPointer, capacity: Int)]
+    // Events received for the slice being gathered: absolute frame and message.
+    private let eventCapacity = 4096
+    private let eventFrames: UnsafeMutablePointer<Int64>
+    private let eventMessages: UnsafeMutablePointer<MIDIMessage>
+    private var eventCount = 0
+    /// Events that arrived while the slice's queue was full (dropped).
+    public private(set) var droppedEventCount = 0
+    // Messages (patch:Set) the control side queued for the next slice, already forged.
+    private var pendingMessages: UnsafeMutableRawPointer?
+    private var pendingMessageBytes = 0
+    private var sliceStart: Int64 = 0
+    private var filled = 0
+    private var nextFrame: Int64 = -1
+
+    /// Instantiates the plugin `uri` from `catalogue` at `sampleRate` with the features Tactus
+    /// provides, and activates it.
+    /// - Parameters:
+    ///   - uri: the plugin's URI, as `lv2ls` and ``LV2Catalogue/plugins`` list it.
+    ///   - catalogue: the installed plugins; the node keeps it alive.
+    ///   - sampleRate: the rate to instantiate at; `prepare` re-instantiates at another.
+    ///   - log: receives the plugin's log lines; nil discards them. Tactus never writes a
+    ///     plugin's log to standard output.
+    /// - Throws: ``LV2Error/unknownPlugin(uri:suggestions:)``; ``LV2Error/missingFeatures(plugin:features:)``
+    ///   naming every required feature Tactus lacks (the plugin is not instantiated);
+    ///   ``LV2Error/notHostable(plugin:reason:)`` for ports Tactus cannot connect;
+    ///   ``LV2Error/instantiationFailed(plugin:)``.
+    public init(uri: String, catalogue: LV2Catalogue, sampleRate: Double = 44_100, log: LV2LogHandler? = nil) throws(LV2Error) {
+        let info = try catalogue.plugin(uri)
+        let missing = info.missingFeatures
+        if !missing.isEmpty { throw .missingFeatures(plugin: "\(info.name) (\(info.uri))", features: missing) }
+        if let problem = info.hostingProblem { throw .notHostable(plugin: "\(info.name) (\(info.uri))", reason: problem) }
+        guard let plugin = catalogue.handle(uri) else { throw .unknownPlugin(uri: uri, suggestions: []) }
+        self.info = info
+        self.catalogue = catalogue
+        self.plugin = plugin
+        self.sampleRate = sampleRate
+        logHandler = log
+
+        let audioInputs = info.ports.filter { $0.kind == .audio && $0.isInput }
+        inputBusCount = audioInputs.isEmpty ? 0 : 1
+        audioIn = audioInputs.map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 64) }
+        audioOut = info.ports.filter { $0.kind == .audio && !$0.isInput }.map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 64) }
+        delayedLeft = .allocate(capacity: 64)
+        delayedRight = .allocate(capacity: 64)
+        let controlPorts = info.ports.filter { $0.kind == .control }
+        controls = .allocate(capacity: max(1, controlPorts.count))
+        var inputs: [(UInt32, Int)] = []
+        var infos: [AudioParameterInfo] = []
+        for (slot, port) in controlPorts.enumerated() {
+            controls[slot] = port.defaultValue ?? port.minimum ?? 0
+            guard port.isInput else { continue }
+            inputs.append((port.index, slot))
+            infos.append(Self.parameterInfo(port, sampleRate: sampleRate))
+        }
+        controlInputPorts = inputs
+        parameters = NodeParameters(infos)
+
+        let midiPort = info.ports.first { $0.kind == .atom && $0.isInput && $0.supportsMIDI }
+        func atomSize(_ port: LV2PortInfo) -> Int { max(Self.minimumAtomBufferSize, port.minimumSize ?? 0) }
+        midiCapacity = midiPort.map(atomSize) ?? 0
+        midiBuffer = midiPort.map { UnsafeMutableRawPointer.allocate(byteCount: atomSize($0), alignment: 8) }
+        atomInputs = info.ports.filter { $0.kind == .atom && $0.isInput && $0.index != midiPort?.index }
+            .map { (UnsafeMutableRawPointer.allocate(byteCount: atomSize($0), alignment: 8), atomSize($0)) }
+        atomOutputs = info.ports.filter { $0.kind == .atom && !$0.isInput }
+            .map { (UnsafeMutableRawPointer.allocate(byteCount: atomSize($0), alignment: 8), atomSize($0)) }
+        eventFrames = .allocate(capacity: eventCapacity)
+        eventMessages = .allocate(capacity: eventCapacity)
+
+        let sequenceSize = max(midiCapacity, atomInputs.map(\.capacity).max() ?? 0, atomOutputs.map(\.capacity).max() ?? 0,
+                               Self.minimumAtomBufferSize)
+        features = LV2HostFeatures(plugin: info.name, sampleRate: sampleRate, blockLength: grid, sequenceSize: sequenceSize,
+                                   logHandler: log)
+        try instantiate()
+        clearBuffers()
+    }
+
+    deinit {
+        release()
+        audioIn.forEach { $0.deallocate() }
+        audioOut.forEach { $0.deallocate() }
+        delayedLeft.deallocate()
+        delayedRight.deallocate()
+        controls.deallocate()
+        midiBuffer?.deallocate()
+        atomInputs.forEach { $0.buffer.deallocate() }
+        atomOutputs.forEach { $0.buffer.deallocate() }
+        eventFrames.deallocate()
+        eventMessages.deallocate()
+        pendingMessages?.deallocate()
+    }
+
+    /// The identifier of the parameter whose port symbol or name is `name` (the symbol first,
+    /// names without regard to case).
+    /// - Throws: ``LV2Error/unknownParameter(plugin:name:)``.
+    public func parameterID(for name: String) throws(LV2Error) -> UInt32 {
+        let controlInputs = info.controlInputs
+        if let port = controlInputs.first(where: { $0.symbol == name }) ?? controlInputs.first(where: {
+            $0.name.caseInsensitiveCompare(name) == .orderedSame
+        }) {
+            return port.index
+        }
+        throw .unknownParameter(plugin: info.name, name: name)
+    }
+
+    /// Re-instantiates the plugin when the sample rate changes (LV2 fixes it at
+    /// instantiation); if that fails the node plays silence and the log handler is told.
+    public func prepare(sampleRate: Double, maximumFrameCount: Int) {
+        parameters.prepare(sampleRate: sampleRate)
+        if sampleRate != self.sampleRate || instance == nil {
+            release()
+            self.sampleRate = sampleRate
+            features = LV2HostFeatures(plugin: info.name, sampleRate: sampleRate, blockLength: grid,
+                                       sequenceSize: max(midiCapacity, Self.minimumAtomBufferSize), logHandler: logHandler)
+            do {
+                try instantiate()
+            } catch {
+                logHandler?(info.name, .error, error.description)
+            }
+        }
+        reset()
+    }
+
+    /// Deactivates and reactivates the plugin, which LV2 requires to drop all state that
+    /// depends on what it played (sounding notes, tails), and empties the grid's buffers.
+    public func reset() {
+        flushLog()
+        if let instance {
+            instance.pointee.lv2_descriptor.pointee.deactivate?(instance.pointee.lv2_handle)
+            instance.pointee.lv2_descriptor.pointee.activate?(instance.pointee.lv2_handle)
+        }
+        features.worker.clear()
+        clearBuffers()
+    }
+
+    /// Hands the log lines the plugin wrote while rendering to the log handler (control side).
+    public func flushLog() {
+        features.logBuffer.drain()
+    }
+
+    /// Sets a file parameter of the plugin (a sample for a sampler, a bank for a SoundFont
+    /// player): sends `patch:Set` of `property` (a URI) to `path` at the first frame of the
+    /// next slice. Call it on the control side while the node is not rendering (before a
+    /// render starts, or between offline renders). Plugins load files through the worker,
+    /// which runs right after the slice's `run`: offline, the file is loaded before the next
+    /// slice, the same at any block size.
+    public func setFile(_ path: String, forProperty property: String) {
+        let map = features.map
+        func urid(_ uri: String) -> UInt32 { tactus_urid_map_uri(map, uri) }
+        func padded(_ n: Int) -> Int { (n + 7) & ~7 }
+        let pathBytes = Array(path.utf8) + [0]
+        // Object body (id, otype), then two properties (key, context, value atom, value).
+        let propertyValue = 8 + 8 + 8 + padded(4)
+        let pathValue = 8 + 8 + padded(pathBytes.count)
+        let objectSize = 8 + propertyValue + pathValue
+        let total = 16 + padded(objectSize) // the event's frames and the object's atom header
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: pendingMessageBytes + total, alignment: 8)
+        grown.initializeMemory(as: UInt8.self, repeating: 0, count: pendingMessageBytes + total)
+        if let pendingMessages { grown.copyMemory(from: pendingMessages, byteCount: pendingMessageBytes); pendingMessages.deallocate() }
+        var at = grown + pendingMessageBytes
+        func put(_ value: UInt32) { at.storeBytes(of: value, as: UInt32.self); at += 4 }
+        at.storeBytes(of: Int64(0), as: Int64.self); at += 8
+        put(UInt32(objectSize)); put(urid("http://lv2plug.in/ns/ext/atom#Object"))
+        put(0); put(urid("http://lv2plug.in/ns/ext/patch#Set"))
+        put(urid("http://lv2plug.in/ns/ext/patch#property")); put(0)
+        put(4); put(urid("http://lv2plug.in/ns/ext/atom#URID")); put(urid(property)); put(0)
+        put(urid("http://lv2plug.in/ns/ext/patch#value")); put(0)
+        put(UInt32(pathBytes.count)); put(urid("http://lv2plug.in/ns/ext/atom#Path"))
+        pathBytes.withUnsafeBytes { at.copyMemory(from: $0.baseAddress!, byteCount: pathBytes.count) }
+        pendingMessages = grown
+        pendingMessageBytes += total
+    }
+
+    /// Queues `message` for the slice that holds `frame`.
+    public func receive(_ message: MIDIMessage, atFrame frame: Int64) {
+        guard eventCount < eventCapacity else {
+            droppedEventCount += 1
+            return
+        }
+        eventFrames[eventCount] = frame
+        eventMessages[eventCount] = message
+        eventCount += 1
+    }
+
+    /// Plays the previous slice's output while gathering this call's frames (and input) into
+    /// the current slice; runs the plugin each time a slice is complete.
+    public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        if startFrame != nextFrame { resynchronize(at: startFrame) }
+        var done = 0
+        while done < frameCount {
+            let count = min(frameCount - done, grid - filled)
+            if !audioIn.isEmpty, let input = inputs.first {
+                if audioIn.count == 1 {
+                    for i in 0..<count { audioIn[0][filled + i] = (input.left[done + i] + input.right[done + i]) * 0.5 }
+                } else {
+                    (audioIn[0] + filled).update(from: input.left + done, count: count)
+                    (audioIn[1] + filled).update(from: input.right + done, count: count)
+                }
+            }
+            (output.left + done).update(from: delayedLeft + filled, count: count)
+            (output.right + done).update(from: delayedRight + filled, count: count)
+            parameters.step(frames: count)
+            filled += count
+            done += count
+            if filled == grid {
+                runSlice()
+                sliceStart += Int64(grid)
+                filled = 0
+            }
+        }
+        nextFrame = startFrame + Int64(frameCount)
+    }
+
+    // MARK: Internals
+
+    private static func parameterInfo(_ port: LV2PortInfo, sampleRate: Double) -> AudioParameterInfo {
+        let scale: Float = port.isSampleRateRelative ? Float(sampleRate) : 1
+        var low = (port.minimum ?? 0) * scale, high = (port.maximum ?? 1) * scale
+        if port.isToggle { low = 0; high = 1 }
+        if low > high { swap(&low, &high) }
+        let value = min(max((port.defaultValue ?? low) * scale, low), high)
+        let unit: AudioParameterUnit = port.isInteger ? .indexed : .generic
+        return AudioParameterInfo(id: port.index, name: port.name, range: low...high, unit: unit, defaultValue: value)
+    }
+
+    private func instantiate() throws(LV2Error) {
+        guard let created = lilv_plugin_instantiate(plugin, sampleRate, features.featureList) else {
+            throw .instantiationFailed(plugin: "\(info.name) (\(info.uri))")
+        }
+        instance = created
+        let descriptor = created.pointee.lv2_descriptor.pointee
+        let handle = created.pointee.lv2_handle
+        if let extensionData = descriptor.extension_data, let worker = extensionData(LV2URI.workerInterface) {
+            features.worker.interface = worker.assumingMemoryBound(to: LV2_Worker_Interface.self)
+        }
+        var audioInIndex = 0, audioOutIndex = 0, controlSlot = 0, atomInIndex = 0, atomOutIndex = 0
+        let midiIndex = info.ports.first { $0.kind == .atom && $0.isInput && $0.supportsMIDI }?.index
+        for port in info.ports {
+            let location: UnsafeMutableRawPointer?
+            switch port.kind {
+            case .audio where port.isInput:
+                location = UnsafeMutableRawPointer(audioIn[audioInIndex]); audioInIndex += 1
+            case .audio:
+                location = UnsafeMutableRawPointer(audioOut[audioOutIndex]); audioOutIndex += 1
+            case .control:
+                location = UnsafeMutableRawPointer(controls + controlSlot); controlSlot += 1
+            case .atom where port.index == midiIndex:
+                location = midiBuffer
+            case .atom where port.isInput:
+                location = atomInputs[atomInIndex].buffer; atomInIndex += 1
+            case .atom:
+                location = atomOutputs[atomOutIndex].buffer; atomOutIndex += 1
+            case .cv, .other:
+                location = nil // optional ports only (see hostingProblem)
+            }
+            descriptor.connect_port?(handle, port.index, location)
+        }
+        if info.requiredFeatures.contains(LV2URI.loadDefaultState) { restoreDefaultState(created) }
+        descriptor.activate?(handle)
+        flushLog()
+    }
+
+    /// Restores the plugin's default state: its properties through the plugin's state
+    /// interface (lilv adds the path features; the worker is offered for plugins that load
+    /// files through it), and its port values into the parameters, each read with its type.
+    private func restoreDefaultState(_ instance: UnsafeMutablePointer<LilvInstance>) {
+        guard let state = catalogue.defaultState(of: plugin, map: tactus_urid_map_feature(features.map)) else { return }
+        defer { lilv_state_free(state) }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        lilv_state_restore(state, instance, { symbol, context, value, size, type in
+            guard let symbol, let context, let value else { return }
+            let node = Unmanaged<LV2PluginNode>.fromOpaque(context).takeUnretainedValue()
+            node.restorePort(String(cString: symbol), value: value, size: size, type: type)
+        }, context, 0, features.featureList)
+        features.worker.perform(handle: instance.pointee.lv2_handle)
+    }
+
+    private func restorePort(_ symbol: String, value: UnsafeRawPointer, size: UInt32, type: LV2_URID) {
+        guard let port = info.controlInputs.first(where: { $0.symbol == symbol }) else { return }
+        let map = features.map
+        let number: Float?
+        switch type {
+        case tactus_urid_map_uri(map, LV2URI.atomFloat) where size >= 4: number = value.loadUnaligned(as: Float.self)
+        case tactus_urid_map_uri(map, LV2URI.atomDouble) where size >= 8: number = Float(value.loadUnaligned(as: Double.self))
+        case tactus_urid_map_uri(map, LV2URI.atomInt) where size >= 4: number = Float(value.loadUnaligned(as: Int32.self))
+        case tactus_urid_map_uri(map, LV2URI.atomLong) where size >= 8: number = Float(value.loadUnaligned(as: Int64.self))
+        case tactus_urid_map_uri(map, LV2URI.atomBool) where size >= 4: number = value.loadUnaligned(as: Int32.self) != 0 ? 1 : 0
+        default: number = nil
+        }
+        if let number { parameters.jump(port.index, to: number) }
+    }
+
+    private func release() {
+        guard let instance else { return }
+        instance.pointee.lv2_descriptor.pointee.deactivate?(instance.pointee.lv2_handle)
+        lilv_instance_free(instance)
+        self.instance = nil
+        flushLog()
+    }
+
+    private func clearBuffers() {
+        for buffer in audioIn { buffer.update(repeating: 0, count: grid) }
+        delayedLeft.update(repeating: 0, count: grid)
+        delayedRight.update(repeating: 0, count: grid)
+        eventCount = 0
+        nextFrame = -1
+    }
+
+    /// Starts gathering at `frame` when the graph jumps (the first render, or after a reset):
+    /// the slice holding `frame` starts empty, and what the node plays until it is complete
+    /// is silence.
+    private func resynchronize(at frame: Int64) {
+        let phase = Int(((frame % Int64(grid)) + Int64(grid)) % Int64(grid))
+        sliceStart = frame - Int64(phase)
+        filled = phase
+        for i in 0..<audioIn.count { audioIn[i].update(repeating: 0, count: grid) }
+        delayedLeft.update(repeating: 0, count: grid)
+        delayedRight.update(repeating: 0, count: grid)
+    }
+
+    private func writeEvents() {
+        guard let midiBuffer else {
+            eventCount = 0
+            return
+        }
+        let sequence = midiBuffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
+        sequence.pointee.atom.type = features.atomSequence
+        sequence.pointee.body = LV2_Atom_Sequence_Body(unit: 0, pad: 0)
+        var used = MemoryLayout<LV2_Atom_Sequence>.size
+        let eventHeader = MemoryLayout<LV2_Atom_Event_Frames>.size
+        // Queued messages go first, at frame 0 (the buffer is handed back on the control side).
+        if let pendingMessages, pendingMessageBytes > 0, used + pendingMessageBytes <= midiCapacity {
+            (midiBuffer + used).copyMemory(from: pendingMessages, byteCount: pendingMessageBytes)
+            used += pendingMessageBytes
+            pendingMessageBytes = 0
+        }
+        for i in 0..<eventCount {
+            let message = eventMessages[i]
+            let size = 1 + message.dataByteCount
+            let total = eventHeader + ((size + 7) & ~7)
+            guard used + total <= midiCapacity else {
+                droppedEventCount += 1
+                continue
+            }
+            let event = (midiBuffer + used).assumingMemoryBound(to: LV2_Atom_Event_Frames.self)
+            // Events arrive in frame order; one from before the slice (only after a jump)
+            // plays at its first frame.
+            event.pointee.frames = max(0, eventFrames[i] - sliceStart)
+            event.pointee.body = LV2_Atom(size: UInt32(size), type: features.midiEvent)
+            let bytes = (midiBuffer + used + eventHeader).assumingMemoryBound(to: UInt8.self)
+            bytes[0] = message.status
+            bytes[1] = message.data1
+            bytes[2] = message.data2
+            used += total
+        }
+        sequence.pointee.atom.size = UInt32(used - MemoryLayout<LV2_Atom>.size)
+        eventCount = 0
+    }
+
+    private func runSlice() {
+        writeEvents()
+        guard let instance else {
+            delayedLeft.update(repeating: 0, count: grid)
+            delayedRight.update(repeating: 0, count: grid)
+            return
+        }
+        // Index loops: in unoptimized builds, iterating an array of tuples or pointers with
+        // for-in allocates.
+        for i in 0..<controlInputPorts.count {
+            if let value = parameters.current(controlInputPorts[i].port) { controls[controlInputPorts[i].slot] = value }
+        }
+        for i in 0..<atomInputs.count {
+            let sequence = atomInputs[i].buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
+            sequence.pointee.atom = LV2_Atom(size: UInt32(MemoryLayout<LV2_Atom_Sequence_Body>.size), type: features.atomSequence)
+            sequence.pointee.body = LV2_Atom_Sequence_Body(unit: 0, pad: 0)
+        }
+        for i in 0..<atomOutputs.count {
+            // An output port's buffer tells the plugin how much room it has.
+            atomOutputs[i].buffer.assumingMemoryBound(to: LV2_Atom.self).pointee =
+                LV2_Atom(size: UInt32(atomOutputs[i].capacity - MemoryLayout<LV2_Atom>.size), type: features.atomChunk)
+        }
+        let handle = instance.pointee.lv2_handle
+        features.logBuffer.onAudioThread = true
+        instance.pointee.lv2_descriptor.pointee.run?(handle, UInt32(grid))
+        features.worker.perform(handle: handle)
+        features.logBuffer.onAudioThread = false
+        delayedLeft.update(from: audioOut[0], count: grid)
+        delayedRight.update(from: audioOut[audioOut.count > 1 ? 1 : 0], count: grid)
+    }
+}
