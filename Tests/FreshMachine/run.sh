@@ -48,13 +48,14 @@ hide_dir() { [ -d "$1" ] && mount -t tmpfs -o size=1m,mode=755 tmpfs "$1" || tru
 
 lib=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 hide_files /usr/include smf.h jack sndfile.h vorbis fluidsynth fluidsynth.h
-hide_files "$lib" 'libasound.so*' 'libsmf.so*' 'libjack.so*' 'libjackserver.so*' 'libvorbisfile.so*' 'libsndfile.so*' 'libfluidsynth.so*'
+hide_files "$lib" 'libasound.so*' 'libsmf.so*' 'libjack.so*' 'libjackserver.so*' 'libvorbisfile.so*' 'libsndfile.so*' 'libfluidsynth.so*' 'liblilv-0.so*'
 hide_files "$lib/pkgconfig" alsa.pc smf.pc jack.pc sndfile.pc vorbisfile.pc fluidsynth.pc
-hide_files /usr/bin fluidsynth arecord aplay arecordmidi aplaymidi aconnect amidi jackd sf3convert flac oggdec oggenc sox pw-jack pipewire 'qemu-system-*' parallel
+hide_files /usr/bin fluidsynth arecord aplay arecordmidi aplaymidi aconnect amidi jackd sf3convert flac oggdec oggenc sox pw-jack pipewire 'qemu-system-*' parallel lv2ls lv2info lv2apply
 # Folders last: an overlay laid on their parent afterwards would show them again.
 hide_dir /usr/include/alsa
 hide_dir /usr/share/alsa
 hide_dir /usr/share/sounds
+hide_dir /usr/lib/lv2
 for module in mido numpy scipy; do
   path=$(python3 -c "import $module, os; print(os.path.dirname($module.__file__))" 2>/dev/null) || continue
   hide_dir "$path"
