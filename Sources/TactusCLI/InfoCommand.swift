@@ -28,7 +28,7 @@ struct InfoCommand: ParsableCommand {
     func validate() throws {
         let given = [file != nil, soundFont != nil, plugins, plugin != nil].filter { $0 }.count
         if given == 0 { throw ValidationError("give a MIDI file, a bank with --soundfont FILE, --plugins or --plugin URI") }
-        if given > 1 { throw ValidationError("give one of a MIDI file, --soundfont FILE, --plugins and --plugin URI") }
+        if given > 1 { throw ValidationError("give one of a MIDI file, --soundfont FILE, --plugins or --plugin URI, not both or more") }
     }
 
     func run() throws {

@@ -80,5 +80,7 @@ struct SoundFontCLITests {
         let both = try CLI.run(["info", CLI.song("little-waltz.mid"), "--soundfont", "x.sf2"])
         #expect(both.status == 64)
         #expect(both.stderr.contains("not both"))
+        let plugins = try CLI.run(["info", "--plugins", "--plugin", "urn:x"])
+        #expect(plugins.status == 64 && plugins.stderr.contains("give one of"), "\(plugins.stderr)")
     }
 }
