@@ -68,15 +68,6 @@ enum EngineCommand: @unchecked Sendable {
     case setEnd(songFrame: Int64, inclusive: Bool)
 }
 
-/// Audio -> control: a user event (or text event) that playback passed. `data` shares the
-/// schedule's storage (a retain, never a copy), so the audio thread allocates nothing.
-struct UserEventRecord {
-    var tick: Int64
-    var track: Int
-    var data: [UInt8]
-    var metaType: UInt8?
-}
-
 /// The render entry: one object that owns a compiled graph and a schedule and turns
 /// `render(frameCount:into:)` calls into audio, delivering every scheduled event at its exact
 /// frame offset. Offline rendering and the real-time driver call the same method.
