@@ -65,6 +65,36 @@ extension JACKClientTests {
     func portTracksAtExactFrames() async throws {
         let server = try JACKServer("midiout", sampleRate: 48_000, period: 2048)
         defer { server.stop() }  // keeps the server alive to the end of the test
+        guard let (received, firstHeard, sequence, sampleRate) = try await withoutXruns({ try await Self.playPortSong(server: server) }) else { return }
+
+        let tempo = sequence.makeTempoMap()
+        var expected: [(frame: Int64, status: UInt8, key: UInt8)] = []
+        for event in sequence.tracks[2].events {
+            guard case .note(let note) = event.event else { continue }
+            expected.append((tempo.frame(atTick: event.tick, sampleRate: sampleRate), 0x99, note.key))
+            expected.append((tempo.frame(atTick: event.tick + note.duration, sampleRate: sampleRate), 0x89, note.key))
+        }
+        expected.sort { $0.frame != $1.frame ? $0.frame < $1.frame : $0.status > $1.status }
+        #expect(received.map(\.data1) == expected.map(\.key))
+        #expect(received.map { $0.status == 0x99 && $0.data2 > 0 ? 0x99 : 0x89 } == expected.map(\.status))
+        try #require(received.count == expected.count)
+        // Every message lands at its song frame, counted from the first.
+        for (got, want) in zip(received, expected) {
+            #expect(Int64(got.frame - received[0].frame) == want.frame - expected[0].frame,
+                    "key \(got.data1) at \(got.frame - received[0].frame) instead of \(want.frame - expected[0].frame)")
+        }
+        // And in step with the audio: the first note-on leaves in the frame the song's first
+        // sound is heard at, as the offline render places it.
+        let reference = try await Self.offlineRender(sampleRate: sampleRate)
+        let firstReference = try #require(reference.left.indices.first { reference.left[$0] != 0 })
+        let heard = try #require(firstHeard, "no sound reached the probe")
+        #expect(received[0].frame - heard == Int(expected[0].frame) - firstReference)
+    }
+
+    /// One play of the port song into a probe client: the MIDI it received, the probe's frame of
+    /// the first sound, the song (its port track names the probe), the server's rate and the
+    /// xruns the session saw.
+    private static func playPortSong(server: JACKServer) async throws -> (([CapturedMIDI], Int?, MusicSequence, Int), Int) {
         let probe = try JACKClient(name: "portprobe", server: server.name, audioInput: true, midiInput: true)
         let capture = AudioAndMIDICapture(frames: probe.sampleRate * 8)
         try probe.start(source: capture, connections: .none)
@@ -79,32 +109,9 @@ extension JACKClientTests {
         _ = try await session.finished()
         usleep(100_000)
         probe.stop()
-        #expect(backend.underrunCount == 0, "an xrun shifts the captured frames, so the comparison below cannot hold")
-
-        let tempo = sequence.makeTempoMap()
-        var expected: [(frame: Int64, status: UInt8, key: UInt8)] = []
-        for event in sequence.tracks[2].events {
-            guard case .note(let note) = event.event else { continue }
-            expected.append((tempo.frame(atTick: event.tick, sampleRate: probe.sampleRate), 0x99, note.key))
-            expected.append((tempo.frame(atTick: event.tick + note.duration, sampleRate: probe.sampleRate), 0x89, note.key))
-        }
-        expected.sort { $0.frame != $1.frame ? $0.frame < $1.frame : $0.status > $1.status }
         let received = (0..<capture.midiCount.load(ordering: .acquiring)).map { capture.midi[$0] }
-        #expect(received.map(\.data1) == expected.map(\.key))
-        #expect(received.map { $0.status == 0x99 && $0.data2 > 0 ? 0x99 : 0x89 } == expected.map(\.status))
-        try #require(received.count == expected.count)
-        // Every message lands at its song frame, counted from the first.
-        for (got, want) in zip(received, expected) {
-            #expect(Int64(got.frame - received[0].frame) == want.frame - expected[0].frame,
-                    "key \(got.data1) at \(got.frame - received[0].frame) instead of \(want.frame - expected[0].frame)")
-        }
-        // And in step with the audio: the first note-on leaves in the frame the song's first
-        // sound is heard at, as the offline render places it.
-        let reference = try await Self.offlineRender(sampleRate: probe.sampleRate)
-        let firstReference = try #require(reference.left.indices.first { reference.left[$0] != 0 })
-        let captured = capture.captured.load(ordering: .acquiring)
-        let firstHeard = try #require((0..<captured).first { capture.left[$0] != 0 })
-        #expect(received[0].frame - firstHeard == Int(expected[0].frame) - firstReference)
+        let firstHeard = (0..<capture.captured.load(ordering: .acquiring)).first { capture.left[$0] != 0 }
+        return ((received, firstHeard, sequence, probe.sampleRate), backend.underrunCount)
     }
 
     @Test("a JACK MIDI port that does not exist: the session does not start, and the error names the port and lists the others")

@@ -80,6 +80,28 @@ extension JACKClientTests {
     /// Plays the song through a session on `server` into a capture client and compares what
     /// arrived with the offline render at the server's rate.
     static func playAndCompare(server: String?, expectedRate: Int?) async throws {
+        guard let (recorder, sampleRate) = try await withoutXruns({ try await playIntoRecorder(server: server, expectedRate: expectedRate) }) else { return }
+        let reference = try await Self.offlineRender(sampleRate: sampleRate)
+        let firstSound = try #require(reference.left.indices.first { reference.left[$0] != 0 || reference.right[$0] != 0 })
+        let expectedLeft = Array(reference.left[firstSound...]), expectedRight = Array(reference.right[firstSound...])
+        let got = recorder.count.load(ordering: .acquiring)
+        #expect(got >= expectedLeft.count, "captured \(got) of \(expectedLeft.count) frames")
+        var mismatches = 0
+        for i in 0..<min(got, expectedLeft.count) where recorder.left[i] != expectedLeft[i] || recorder.right[i] != expectedRight[i] {
+            mismatches += 1
+        }
+        let firstMismatch = (0..<min(got, expectedLeft.count)).first { recorder.left[$0] != expectedLeft[$0] }
+        var detail = ""
+        if let i = firstMismatch {
+            let tail = min(i + 4, expectedLeft.count)
+            detail = "the first at frame \(i): \(Array(UnsafeBufferPointer(start: recorder.left + i, count: tail - i))) vs \(Array(expectedLeft[i..<tail]))"
+        }
+        #expect(mismatches == 0, "\(mismatches) frames differ from the offline render; \(detail)")
+    }
+
+    /// One play of the session song into a capture client: what it recorded, the server's rate
+    /// and the xruns the session saw.
+    private static func playIntoRecorder(server: String?, expectedRate: Int?) async throws -> ((Recorder, Int), Int) {
         let probe = try JACKClient(name: "capture", server: server, audioInput: true)
         let recorder = Recorder(frames: probe.sampleRate * 6)
         try probe.start(source: recorder, connections: .none)
@@ -95,24 +117,7 @@ extension JACKClientTests {
         #expect(summary.ending == .reachedEnd)
         usleep(100_000)
         probe.stop()
-
-        let reference = try await Self.offlineRender(sampleRate: probe.sampleRate)
-        let firstSound = try #require(reference.left.indices.first { reference.left[$0] != 0 || reference.right[$0] != 0 })
-        let expectedLeft = Array(reference.left[firstSound...]), expectedRight = Array(reference.right[firstSound...])
-        let got = recorder.count.load(ordering: .acquiring)
-        #expect(got >= expectedLeft.count, "captured \(got) of \(expectedLeft.count) frames")
-        #expect(backend.underrunCount == 0, "an xrun drops frames, so the comparison below cannot hold")
-        var mismatches = 0
-        for i in 0..<min(got, expectedLeft.count) where recorder.left[i] != expectedLeft[i] || recorder.right[i] != expectedRight[i] {
-            mismatches += 1
-        }
-        let firstMismatch = (0..<min(got, expectedLeft.count)).first { recorder.left[$0] != expectedLeft[$0] }
-        var detail = ""
-        if let i = firstMismatch {
-            let tail = min(i + 4, expectedLeft.count)
-            detail = "the first at frame \(i): \(Array(UnsafeBufferPointer(start: recorder.left + i, count: tail - i))) vs \(Array(expectedLeft[i..<tail]))"
-        }
-        #expect(mismatches == 0, "\(mismatches) frames differ from the offline render; \(detail)")
+        return ((recorder, probe.sampleRate), backend.underrunCount)
     }
 
     @Test("no server: opening the backend fails as unavailable, in one line")
