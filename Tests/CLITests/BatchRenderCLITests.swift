@@ -18,8 +18,9 @@ struct BatchRenderCLITests {
     }
 
     /// Good files in nested folders, a file the reader refuses, one it repairs, a text file
-    /// named .mid and a text file it leaves alone.
-    static func corpus() throws -> URL {
+    /// named .mid and a text file it leaves alone. Each good song has `notes` notes, a quarter
+    /// apart (6 make 1.7 s with the tail).
+    static func corpus(notes: Int = 6) throws -> URL {
         let dir = try CLI.temporaryDirectory()
         let input = dir.appendingPathComponent("in")
         for sub in ["", "a", "a/b", "c"] {
@@ -27,7 +28,7 @@ struct BatchRenderCLITests {
         }
         let good = ["one.mid", "a/two.mid", "a/b/three.mid", "c/four.midi", "c/five.MID", "six.mid", "a/seven.mid", "c/eight.mid"]
         for (i, name) in good.enumerated() {
-            try writeSong(input.appendingPathComponent(name).path, key: UInt8(40 + 5 * i))
+            try writeSong(input.appendingPathComponent(name).path, key: UInt8(40 + 5 * i), notes: notes)
         }
         // Refused (a data byte over 127 in a note-on) and repaired with a warning (a track
         // chunk whose length runs past the end of the file, without an end of track).
@@ -81,7 +82,8 @@ struct BatchRenderCLITests {
 
     @Test("Shards run as Slurm and Kubernetes run them add up to the unsharded run, every input once")
     func shardsAddUp() throws {
-        let dir = try Self.corpus()
+        // Seven runs of the whole folder: two notes a song keep them short.
+        let dir = try Self.corpus(notes: 2)
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("in").path
         let whole = dir.appendingPathComponent("whole")
@@ -197,7 +199,8 @@ struct BatchRenderCLITests {
         let input = dir.appendingPathComponent("in")
         try FileManager.default.createDirectory(at: input, withIntermediateDirectories: true)
         try Self.writeSong(input.appendingPathComponent("a-short.mid").path, key: 50)
-        try Self.writeSong(input.appendingPathComponent("m-long.mid").path, key: 40, notes: 200)
+        // Long enough (25 s) to be caught half-written even by a fast machine polling every 20 ms.
+        try Self.writeSong(input.appendingPathComponent("m-long.mid").path, key: 40, notes: 100)
         try Self.writeSong(input.appendingPathComponent("z-short.mid").path, key: 70)
         let process = Process()
         process.executableURL = CLI.binary

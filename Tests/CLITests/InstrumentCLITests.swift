@@ -25,15 +25,17 @@ struct InstrumentCLITests {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("a.wav").path
+        // What is checked is the summary's choice of instrument: two bars are enough to render.
+        let short = ["--to", "3:1", "--tail", "0.5"]
         let sampled = try CLI.run(["render", CLI.song("little-waltz.mid"), "-o", out, "--soundfont", bank, "--no-reverb",
-                                   "--no-chorus", "--quiet"], environment: environment())
+                                   "--no-chorus", "--quiet"] + short, environment: environment())
         #expect(sampled.status == 0, "\(sampled.stderr)")
         #expect(sampled.stdout.hasSuffix("with the SoundFont \(bank) (--soundfont)\n"), "\(sampled.stdout)")
-        let builtIn = try CLI.run(["render", CLI.song("little-waltz.mid"), "-o", out, "--instrument", "builtin"],
+        let builtIn = try CLI.run(["render", CLI.song("little-waltz.mid"), "-o", out, "--instrument", "builtin"] + short,
                                   environment: environment(["TACTUS_SOUNDFONT": bank]))
         #expect(builtIn.status == 0)
         #expect(builtIn.stdout.hasSuffix("with the built-in synthesizer\n"), "\(builtIn.stdout)")
-        let fromEnvironment = try CLI.run(["render", CLI.song("little-waltz.mid"), "-o", out, "--quiet"],
+        let fromEnvironment = try CLI.run(["render", CLI.song("little-waltz.mid"), "-o", out, "--quiet"] + short,
                                           environment: environment(["TACTUS_SOUNDFONT": bank]))
         #expect(fromEnvironment.stdout.hasSuffix("with the SoundFont \(bank) (TACTUS_SOUNDFONT)\n"), "\(fromEnvironment.stdout)")
     }

@@ -5,6 +5,8 @@
 # say in one line which library is missing, and the tests that need a hidden tool say so.
 #
 # Usage: Tests/FreshMachine/run.sh [--keep]   (root; util-linux unshare and overlayfs)
+#        TACTUS_FRESH_CLONE=DIR Tests/FreshMachine/run.sh   clones into DIR (which must not exist)
+#        and leaves it there, built and tested, for CI's later stages to reuse its build.
 # Exit: 0 when every check held, 1 when one failed, 77 when it cannot run here (not root).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -19,7 +21,7 @@ if [ "${TACTUS_FRESH_INSIDE:-}" != 1 ]; then
   work=$(mktemp -d /tmp/tactus-fresh.XXXXXX)
   trap '[ "$keep" = --keep ] || rm -rf "$work"' EXIT
   git -C "$repo" rev-parse HEAD >/dev/null
-  TACTUS_FRESH_INSIDE=1 TACTUS_FRESH_WORK="$work" TACTUS_FRESH_REPO="$repo" unshare -m bash "$0" "$@"
+  TACTUS_FRESH_INSIDE=1 TACTUS_FRESH_WORK="$work" TACTUS_FRESH_REPO="$repo" TACTUS_FRESH_CLONE="${TACTUS_FRESH_CLONE:-}" unshare -m bash "$0" "$@"
   exit $?
 fi
 
@@ -65,8 +67,10 @@ failed=0
 check() { if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; failed=1; fi; }
 
 # What a new user has: a clone, nothing beside it.
-git clone -q "$TACTUS_FRESH_REPO" "$work/clone/tactus"
-cd "$work/clone/tactus"
+clone=${TACTUS_FRESH_CLONE:-}
+[ -n "$clone" ] || clone=$work/clone/tactus
+git clone -q "$TACTUS_FRESH_REPO" "$clone"
+cd "$clone"
 check "libasound is out of reach" "! python3 -c 'import ctypes; ctypes.CDLL(\"libasound.so.2\")' 2>/dev/null"
 check "ALSA's headers are out of reach" "[ ! -e /usr/include/alsa/asoundlib.h ]"
 

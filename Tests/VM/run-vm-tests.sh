@@ -17,10 +17,13 @@ for f in "$bin/tactus" "$bin/TactusPackageTests.xctest"; do
   [ -e "$f" ] || { echo "run-vm-tests: $f is missing; run swift build --build-tests first" >&2; exit 2; }
 done
 # Real-time playback needs an optimized tactus: the VM's CPU is emulated (TCG), and a debug
-# build renders the synthesizer slower than real time there.
-swift build -c release --product tactus >&2
-swift build -c release --product tactus-soak >&2
-release=$(swift build -c release --show-bin-path)
+# build renders the synthesizer slower than real time there. It is built with the flags of the
+# Python library (python/build.sh), so in CI, which builds that first, only the executables are
+# compiled and linked here, not the whole library a second time.
+release_build=(swift build -c release -Xswiftc -static-stdlib)
+"${release_build[@]}" --product tactus >&2
+"${release_build[@]}" --product tactus-soak >&2
+release=$("${release_build[@]}" --show-bin-path)
 tools=()
 for t in arecord aplay aplaymidi arecordmidi aconnect; do
   p=$(command -v "$t" || true)
