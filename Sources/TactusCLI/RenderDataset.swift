@@ -154,6 +154,8 @@ private func renderStem(_ stem: Stem, path: String, source: String, frameCount: 
     if case .sampler(let sampler) = instrument.instrument {
         instrument.instrument = .sampler(instrumentOptions.makeSampler(sampler.bank, regionRules: instrument.regionRules,
                                                                        outputGain: instrument.outputGain))
+        // A SoundFont 3 bank's decoded samples may belong to the sampler that asked for them.
+        try instrument.prepareSamples(for: stem.sequence)
     }
     let writer: any AudioSink
     do {
