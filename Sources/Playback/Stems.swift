@@ -40,12 +40,12 @@ extension MusicSequence {
     ///
     /// The stems' sum equals the mix (to float rounding) when the instrument treats each voice
     /// on its own: the SoundFont sampler with `--no-reverb --no-chorus`, under the voice limit,
-    /// with a limiter that does not engage. It differs where voices share state: the
-    /// sampler's reverb and chorus are sends shared by all voices (each stem carries its own
-    /// share through its own copy of the effect, which matches the mix only as far as the
-    /// effects are linear), voice stealing past the voice limit, the limiter when the mix
-    /// reaches its ceiling, per-note random draws (SFZ `lorand`, the built-in synthesizer's
-    /// noise, seeded per voice slot) and two tracks playing the same key on the same channel.
+    /// with a limiter that does not engage. The sampler's reverb and chorus are sends shared
+    /// by all voices: each stem carries its own share through its own copy of the effects,
+    /// and as they are linear the sum still matches to float rounding. It differs where voices
+    /// share state: voice stealing past the voice limit, the limiter when the mix reaches its
+    /// ceiling, per-note random draws (SFZ `lorand`), two tracks playing the same key on the
+    /// same channel, and the built-in synthesizer (its noise is seeded per voice slot).
     ///
     /// With ``StemGrouping/instrumentClass`` a track belongs to the class of its first note:
     /// drums on channel 10, else the family of the program playing that note's channel then.

@@ -29,8 +29,9 @@ struct RenderCommand: ParsableCommand {
 
         Training data (one file): --stems DIR writes one file per track (--stems-by class: \
         per General MIDI program family, and drums) beside the mix, in its format and exactly \
-        as long; with --no-reverb --no-chorus the stems add up to the mix (float rounding; \
-        per-stem integer rounding in s16/s24). --labels FILE.json lists every note with its \
+        as long; through a SoundFont the stems add up to the mix (float rounding in f32, \
+        with or without --no-reverb --no-chorus; each file rounded in s16/s24; not with the \
+        built-in synthesizer, nor past the voice limit or when the limiter acts). --labels FILE.json lists every note with its \
         onset and offset frame (the frame the engine starts and releases it on) and seconds. \
         A stems folder that is a file or cannot be written exits 73; if any output fails, the \
         ones this run wrote are removed.

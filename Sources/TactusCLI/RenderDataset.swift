@@ -8,14 +8,16 @@ import Sequencing
 /// `tactus render`'s training-data outputs: stems beside the mix and note labels.
 struct DatasetOptions: ParsableArguments {
     @Option(name: .customLong("stems"),
-            help: "Also write one audio file per track (see --stems-by) into this folder (created if missing), in the mix's format and exactly as long.")
+            help: ArgumentHelp("Also write one audio file per track (see --stems-by) into this folder (created if missing), in the mix's format and exactly as long.",
+                               valueName: "DIR"))
     var stemsDirectory: String?
 
-    @Option(name: .customLong("stems-by"), help: "Stems per 'track' (default) or per General MIDI 'class' (program family; drums).")
+    @Option(name: .customLong("stems-by"), help: ArgumentHelp("Stems per 'track' (default) or per General MIDI 'class' (program family; drums).", valueName: "track|class"))
     var stemsBy: String = "track"
 
     @Option(name: .customLong("labels"),
-            help: "Write every note (track, channel, key, velocity, program, stem, onset and offset in seconds and frames) to this JSON file.")
+            help: ArgumentHelp("Write every note (track, channel, key, velocity, program, stem, onset and offset in seconds and frames) to this JSON file.",
+                               valueName: "FILE.json"))
     var labelsPath: String?
 
     var isUsed: Bool { stemsDirectory != nil || labelsPath != nil }
