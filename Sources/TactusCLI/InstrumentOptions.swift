@@ -266,7 +266,7 @@ extension InstrumentOptions {
                                 description: description, regionRules: loaded.regionRules, outputGain: gain)
     }
 
-    private func makeSampler(_ bank: SoundFontBank, regionRules: [SamplerRegionRule] = [], outputGain: Double = 0) -> SamplerNode {
+    func makeSampler(_ bank: SoundFontBank, regionRules: [SamplerRegionRule] = [], outputGain: Double = 0) -> SamplerNode {
         let sampler = SamplerNode(bank: bank, regionRules: regionRules)
         if outputGain != 0 { sampler.setParameter(SamplerNode.Parameter.volume, value: Float(outputGain)) }
         if noReverb { sampler.setParameter(SamplerNode.Parameter.reverbLevel, value: 0) }

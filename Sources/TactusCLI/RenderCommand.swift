@@ -8,7 +8,7 @@ import Sequencing
 import Synchronization
 
 /// Set by the signal handler when the user interrupts a render; the render loop polls it.
-private let renderInterrupted = Atomic<Bool>(false)
+let renderInterrupted = Atomic<Bool>(false)
 
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,6 +26,15 @@ struct RenderCommand: ParsableCommand {
         66 an input named on the command line is missing, 69 a library or bank is missing, \
         73 the output folder or manifest cannot be written, 143 stopped by SIGTERM and 130 by \
         Ctrl-C (the manifest flushed, no partial output; a rerun resumes).
+
+        Training data (one file): --stems DIR writes one file per track (--stems-by class: \
+        per General MIDI program family, and drums) beside the mix, in its format and exactly \
+        as long; through a SoundFont the stems add up to the mix (float rounding in f32, \
+        with or without --no-reverb --no-chorus; each file rounded in s16/s24; not with the \
+        built-in synthesizer, nor past the voice limit or when the limiter acts). --labels FILE.json lists every note with its \
+        onset and offset frame (the frame the engine starts and releases it on) and seconds. \
+        A stems folder that is a file or cannot be written exits 73; if any output fails, the \
+        ones this run wrote are removed.
         """
     )
 
@@ -56,6 +65,8 @@ struct RenderCommand: ParsableCommand {
 
     @Flag(help: "Write one channel (the average of left and right).")
     var mono = false
+
+    @OptionGroup var dataset: DatasetOptions
 
     @OptionGroup var batch: BatchOptions
 
@@ -116,6 +127,7 @@ struct RenderCommand: ParsableCommand {
         var settings = RenderSettings(sampleRate: rate, audioFormat: audioFormat, blockSize: blockSize, gainDecibels: gain,
                                       tail: renderTail, mono: mono, quiet: input.quiet)
         if isBatch {
+            try dataset.refuseInBatch()
             try runBatch(settings: settings)
             return
         }
@@ -128,8 +140,15 @@ struct RenderCommand: ParsableCommand {
             printError("\(file): a render needs an end; give --loop a count")
             throw ExitCode(ExitStatus.usage)
         }
+        try dataset.check(output: output, inputs: [file, instrumentOptions.soundFont, instrumentOptions.instrument],
+                          transport: plan, instrument: instrumentOptions)
         settings.instrument = try instrumentOptions.choose(input: input)
-        try renderToFile(sequence, source: file, output: output, settings: settings, transport: plan)
+        guard dataset.isUsed else {
+            try renderToFile(sequence, source: file, output: output, settings: settings, transport: plan)
+            return
+        }
+        try renderDataset(sequence, source: file, output: output, settings: settings, transport: plan,
+                          options: dataset, instrumentOptions: instrumentOptions)
     }
 }
 
@@ -152,8 +171,9 @@ struct RenderSettings {
 /// level and speed (to standard error when the audio goes to standard output).
 /// Playback goes through a ``PlaybackSession`` on an ``OfflineBackend`` with the transport
 /// `plan` (rate, from, to, loop): the same session and engine path as `tactus play`.
+@discardableResult
 func renderToFile(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings,
-                  transport plan: TransportPlan = TransportPlan()) throws {
+                  transport plan: TransportPlan = TransportPlan()) throws -> RenderedAudio {
     try settings.instrument.prepareSamples(for: sequence)
 
     let writer: any AudioSink
@@ -232,15 +252,25 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     let summaryLine = "\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(settings.sampleRate) Hz \(encoding) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed)) with the \(settings.instrument.description)"
     // With the audio on standard output, the summary must not mix into it.
     if OutputDestination.isStandardOutput(output) { printError(summaryLine) } else { print(summaryLine) }
+    return RenderedAudio(frameCount: summary.framesPlayed, endFrame: progress.player?.endOutputFrame ?? summary.framesPlayed)
+}
+
+/// What a render wrote: its length, and the output frame at which the music (before the tail)
+/// ended, which stems need to be as long.
+struct RenderedAudio {
+    var frameCount: Int64
+    var endFrame: Int64
 }
 
 /// The progress bar's total, learned from the session's player before the render starts.
-private final class RenderProgress: PlaybackSessionObserver, @unchecked Sendable {
+final class RenderProgress: PlaybackSessionObserver, @unchecked Sendable {
     let plan: TransportPlan
     let tailFrames: Int64
     // Written before the backend starts, read by its render thread after: the thread's
     // creation orders the two.
     var totalFrames: Int64 = 1
+    /// The session's player, for the end frame once the render is over.
+    var player: Player?
 
     init(plan: TransportPlan, tail: RenderTail, sampleRate: Int) {
         self.plan = plan
@@ -253,6 +283,7 @@ private final class RenderProgress: PlaybackSessionObserver, @unchecked Sendable
     }
 
     func sessionWillStartBackend(_ session: PlaybackSession, player: Player) {
+        self.player = player
         let fromFrame = player.songFrame(atTick: plan.fromTick)
         let endFrame = plan.toTick.map { player.songFrame(atTick: $0) } ?? player.schedule.endFrame
         totalFrames = max(1, player.outputFrames(fromSongFrame: fromFrame, toSongFrame: endFrame) + tailFrames)
@@ -261,7 +292,7 @@ private final class RenderProgress: PlaybackSessionObserver, @unchecked Sendable
 
 /// The output file as the offline backend sees it: stops the render when the user interrupts
 /// it (the backend then cancels the file) and draws the progress bar. Runs on the render thread.
-private final class ProgressSink: AudioSink {
+final class ProgressSink: AudioSink {
     private let writer: any AudioSink
     private let progress: RenderProgress?
     private var written: Int64 = 0

@@ -1,0 +1,194 @@
+import ArgumentParser
+import AudioFileOutput
+import Foundation
+import MIDIFile
+import Playback
+import Sequencing
+
+/// `tactus render`'s training-data outputs: stems beside the mix and note labels.
+struct DatasetOptions: ParsableArguments {
+    @Option(name: .customLong("stems"),
+            help: ArgumentHelp("Also write one audio file per track (see --stems-by) into this folder (created if missing), in the mix's format and exactly as long.",
+                               valueName: "DIR"))
+    var stemsDirectory: String?
+
+    @Option(name: .customLong("stems-by"), help: ArgumentHelp("Stems per 'track' (default) or per General MIDI 'class' (program family; drums).", valueName: "track|class"))
+    var stemsBy: String = "track"
+
+    @Option(name: .customLong("labels"),
+            help: ArgumentHelp("Write every note (track, channel, key, velocity, program, stem, onset and offset in seconds and frames) to this JSON file.",
+                               valueName: "FILE.json"))
+    var labelsPath: String?
+
+    var isUsed: Bool { stemsDirectory != nil || labelsPath != nil }
+
+    /// The grouping `--stems-by` names.
+    var grouping: StemGrouping? { StemGrouping(rawValue: stemsBy) }
+
+    /// Batches do not write stems or labels yet: refused before anything is read.
+    func refuseInBatch() throws {
+        guard isUsed || stemsBy != "track" else { return }
+        printError("--stems, --stems-by and --labels render one file at a time; a batch does not write them yet")
+        throw ExitCode(ExitStatus.usage)
+    }
+
+    /// Checks the options against the rest of the command line before anything is rendered:
+    /// usage errors exit 64, a stems folder that is a file or cannot be made exits 73, each as
+    /// one line starting with the path at fault.
+    func check(output: String, inputs: [String?], transport plan: TransportPlan, instrument: InstrumentOptions) throws {
+        guard grouping != nil else {
+            printError("\(output): --stems-by '\(stemsBy)' is not 'track' or 'class'")
+            throw ExitCode(ExitStatus.usage)
+        }
+        if stemsBy != "track" && stemsDirectory == nil {
+            printError("\(output): --stems-by needs --stems DIR")
+            throw ExitCode(ExitStatus.usage)
+        }
+        guard isUsed else { return }
+        if OutputDestination.isStandardOutput(output) {
+            printError("\(output): --stems and --labels need the mix in a file, not standard output")
+            throw ExitCode(ExitStatus.usage)
+        }
+        if instrument.lv2PluginURI != nil && stemsDirectory != nil {
+            printError("\(output): stems through an LV2 instrument are not supported yet")
+            throw ExitCode(ExitStatus.usage)
+        }
+        // Labels count output frames from the song's start at rate 1; a transport that moves
+        // or repeats the song would need labels per pass.
+        if labelsPath != nil && (plan.rate != 1 || plan.fromTick != 0 || plan.toTick != nil || plan.loop != nil) {
+            printError("\(output): --labels needs the whole song at rate 1 (no --rate, --from, --to or --loop)")
+            throw ExitCode(ExitStatus.usage)
+        }
+        if let labelsPath {
+            try refuseInputAsOutput(labelsPath, inputs: inputs, what: "the labels file")
+            if labelsPath == output {
+                printError("\(labelsPath): the labels file is the audio output")
+                throw ExitCode(ExitStatus.usage)
+            }
+        }
+        if let stemsDirectory {
+            var info = stat()
+            if stat(stemsDirectory, &info) == 0 {
+                guard info.st_mode & S_IFMT == S_IFDIR else {
+                    printError("\(stemsDirectory): the stems folder is not a directory")
+                    throw ExitCode(ExitStatus.cannotCreate)
+                }
+                guard access(stemsDirectory, W_OK | X_OK) == 0 else {
+                    printError("\(stemsDirectory): cannot write the stems folder (\(String(cString: strerror(errno))))")
+                    throw ExitCode(ExitStatus.cannotCreate)
+                }
+            }
+        }
+    }
+}
+
+/// Renders the mix, then each stem through a fresh instrument with the same options and
+/// transport, each exactly as long as the mix, then the labels. Each file is written through a
+/// temporary file and a rename; if any fails, the files this run already completed are
+/// removed too, so a rerun starts from a clean state and never mixes two runs' outputs.
+func renderDataset(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings,
+                   transport plan: TransportPlan, options: DatasetOptions, instrumentOptions: InstrumentOptions) throws {
+    let stems = options.stemsDirectory == nil ? [] : sequence.stems(by: options.grouping ?? .track)
+    let stemPaths = try options.stemsDirectory.map { try prepareStemPaths(stems, directory: $0, output: output, settings: settings) } ?? []
+    for path in stemPaths {
+        try refuseInputAsOutput(path, inputs: [source, instrumentOptions.soundFont, instrumentOptions.instrument], what: "a stem")
+    }
+    var written: [String] = []
+    do {
+        let mix = try renderToFile(sequence, source: source, output: output, settings: settings, transport: plan)
+        written.append(output)
+        for (stem, path) in zip(stems, stemPaths) {
+            try renderStem(stem, path: path, source: source, frameCount: mix.frameCount, endFrame: mix.endFrame,
+                           settings: settings, transport: plan, instrumentOptions: instrumentOptions)
+            written.append(path)
+        }
+        if let directory = options.stemsDirectory, !settings.quiet {
+            print("\(directory): \(stems.count) stem\(stems.count == 1 ? "" : "s") by \(options.grouping?.rawValue ?? "track"), \(mix.frameCount) frames each")
+        }
+        if let labelsPath = options.labelsPath {
+            let schedule = Schedule(sequence: sequence, sampleRate: settings.sampleRate, defaultNode: DefaultGraph.instrumentID)
+            var stemOfTrack: [Int: String] = [:]
+            for stem in stems { for track in stem.tracks { stemOfTrack[track] = stem.name } }
+            let labels = schedule.noteLabels { stemOfTrack[$0] }
+            do {
+                try SMFWriter.writeAtomically(NoteLabel.json(labels, sampleRate: settings.sampleRate), to: labelsPath)
+            } catch {
+                printError("\(error)")
+                throw ExitCode(ExitStatus.cannotCreate)
+            }
+            written.append(labelsPath)
+            if !settings.quiet { print("\(labelsPath): \(labels.count) note label\(labels.count == 1 ? "" : "s")") }
+        }
+    } catch {
+        for path in written where !OutputDestination.isStandardOutput(path) {
+            if case .replace(let target)? = try? OutputDestination.resolve(path) { unlink(target) }
+        }
+        throw error
+    }
+}
+
+/// The stem files' paths (the stem's name and the mix's extension), creating the folder if it
+/// is missing. A stem that would overwrite the mix is refused.
+private func prepareStemPaths(_ stems: [Stem], directory: String, output: String, settings: RenderSettings) throws -> [String] {
+    var info = stat()
+    if stat(directory, &info) != 0 {
+        guard mkdir(directory, 0o777) == 0 else {
+            printError("\(directory): cannot create the stems folder (\(String(cString: strerror(errno))))")
+            throw ExitCode(ExitStatus.cannotCreate)
+        }
+    }
+    var suffix = URL(fileURLWithPath: output).pathExtension
+    if suffix.isEmpty { suffix = settings.audioFormat.fileExtension }
+    let paths = stems.map { URL(fileURLWithPath: directory).appendingPathComponent($0.name + "." + suffix).path }
+    let mixPath = URL(fileURLWithPath: output).standardizedFileURL.path
+    if let clash = paths.first(where: { $0 == mixPath }) {
+        printError("\(clash): a stem would overwrite the mix")
+        throw ExitCode(ExitStatus.usage)
+    }
+    return paths
+}
+
+/// Renders one stem as the mix was rendered, but through a fresh instrument (voices and
+/// effects keep state) and padded or cut to exactly `frameCount` frames.
+private func renderStem(_ stem: Stem, path: String, source: String, frameCount: Int64, endFrame: Int64,
+                        settings: RenderSettings, transport plan: TransportPlan, instrumentOptions: InstrumentOptions) throws {
+    var instrument = settings.instrument
+    if case .sampler(let sampler) = instrument.instrument {
+        instrument.instrument = .sampler(instrumentOptions.makeSampler(sampler.bank, regionRules: instrument.regionRules,
+                                                                       outputGain: instrument.outputGain))
+        // A SoundFont 3 bank's decoded samples may belong to the sampler that asked for them.
+        try instrument.prepareSamples(for: stem.sequence)
+    }
+    let writer: any AudioSink
+    do {
+        writer = try settings.audioFormat.makeWriter(path: path, sampleRate: settings.sampleRate, channelCount: settings.mono ? 1 : 2)
+    } catch {
+        printError("\(error)")
+        throw ExitCode(ExitStatus.cannotCreate)
+    }
+    // A tail reaching at least the mix's last frame: the sink cuts what lies beyond it.
+    let tailSeconds = Double(max(0, frameCount - endFrame) + 1) / Double(settings.sampleRate)
+    let session: PlaybackSession
+    do {
+        let options = PlaybackSession.Options(gainDecibels: settings.gainDecibels, tail: .seconds(tailSeconds), sampleRate: settings.sampleRate)
+        session = try instrument.makeSession(sequence: stem.sequence, options: options, observer: nil)
+    } catch {
+        writer.cancel()
+        printError("\(source): \(error)")
+        throw ExitCode(ExitStatus.dataError)
+    }
+    plan.apply(to: session)
+    let sink = ProgressSink(FixedLengthSink(writer, frameCount: frameCount), progress: nil)
+    let backend = OfflineBackend(sink: sink, name: path, blockSize: settings.blockSize)
+    do {
+        try session.start(on: backend)
+        _ = try session.waitUntilFinished()
+    } catch {
+        if sink.wasInterrupted {
+            printError("\(path): interrupted; nothing written")
+            throw ExitCode(130)
+        }
+        printError("\(error)")
+        throw ExitCode(ExitStatus.ioError)
+    }
+}
