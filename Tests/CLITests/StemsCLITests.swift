@@ -19,16 +19,18 @@ struct StemsCLITests {
     /// exactly 0 once a voice has played (a guard against denormals), 300 dB under full scale.
     static let silence: Float = 1e-12
 
-    /// The first four bars of `Songs/morning-steps.mid` (four tracks with notes: piano, bass,
+    /// The first two bars of `Songs/morning-steps.mid` (four tracks with notes: piano, bass,
     /// strings, drums, all from the first beat), so the test renders in seconds in a debug build.
     static func shortSong(in dir: URL) throws -> String {
         var sequence = try SMFReader.read(contentsOf: CLI.song("morning-steps.mid")).makeSequence()
-        let end = Int64(4 * 4 * sequence.ticksPerQuarter)
+        // Two bars: every track plays from the first beat, and a debug build renders the mix and
+        // four stems twice (two block sizes) in a few seconds.
+        let end = Int64(2 * 4 * sequence.ticksPerQuarter)
         for i in sequence.tracks.indices {
             sequence.tracks[i].removeAll { $0.tick >= end }
             sequence.tracks[i].explicitLength = end
         }
-        let path = dir.appendingPathComponent("morning-steps-4.mid").path
+        let path = dir.appendingPathComponent("morning-steps-2.mid").path
         try SMFWriter.writeAtomically(SMFWriter.bytes(of: sequence), to: path)
         return path
     }
