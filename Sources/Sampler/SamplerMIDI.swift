@@ -27,6 +27,7 @@ extension SamplerNode {
         case 0xF0 where message.status == 0xFF:
             // System reset: silence and return every channel to its initial state.
             for n in 0..<activeCount { beginFade(Int(activeList[n])) }
+            drumChannels = 1 << 9
             for ch in 0..<16 {
                 resetChannel(ch)
                 // No release region starts for a key struck before the reset.
@@ -37,7 +38,7 @@ extension SamplerNode {
     }
 
     func selectPreset(_ c: Int) {
-        let bank = c == 9 ? 128 : Int(channels[c].bankMSB)
+        let bank = isDrumChannel(c) ? 128 : Int(channels[c].bankMSB)
         channels[c].preset = Int32(compiled.preset(bank: bank, program: Int(channels[c].program)))
         sampleRequests?.ask(Int(channels[c].preset), evenIfPrepared: false)
     }

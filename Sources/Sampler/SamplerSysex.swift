@@ -1,0 +1,58 @@
+import AudioGraph
+import MIDI
+
+// System exclusive: the GM, GM2, GS and XG resets, GS rhythm-part assignment, master volume
+// and master tuning, acted on as FluidSynth's `fluid_synth_sysex` acts on them.
+extension SamplerNode {
+    public func receiveSystemExclusive(_ bytes: UnsafeBufferPointer<UInt8>, atFrame frame: Int64) {
+        guard let command = SystemExclusiveCommand(bytes) else { return }
+        position = frame
+        switch command {
+        case .generalMIDIOn, .generalMIDI2On, .gsReset, .gsModeGeneralMIDI, .xgOn:
+            // FluidSynth's system reset: all sounds off, every channel back to its power-up
+            // state (program 0, default controllers), channel 10 the only drum channel.
+            for n in 0..<activeCount { beginFade(Int(activeList[n])) }
+            resetSystemExclusiveState()
+            // Only a GS reset leaves FluidSynth in the GS bank mode that obeys part messages.
+            gsMode = command == .gsReset
+            for ch in 0..<16 {
+                resetChannel(ch)
+                regionRules?.clearKeys(channel: ch)
+            }
+            applyParameters()
+        case .gsRhythmPart(let channel, let drums):
+            guard gsMode else { return }
+            let c = Int(channel)
+            if drums { drumChannels |= 1 << c } else { drumChannels &= ~(1 << c) }
+            // As FluidSynth: the part's controllers are reset and program 0 of its new bank
+            // (the standard kit, or the first melodic instrument) is selected at once.
+            controlChange(channel: c, controller: MIDIController.resetAllControllers, value: 0)
+            channels[c].bankMSB = 0
+            channels[c].program = 0
+            selectPreset(c)
+        case .masterVolume(let value):
+            sysexVolume = Float(value) / 16383
+            applyParameters()
+        case .masterFineTuning(let value):
+            fineTuningCents = SystemExclusiveCommand.fineTuningCents(value)
+        case .masterCoarseTuning(let semitones):
+            coarseTuningCents = Double(semitones) * 100
+        }
+    }
+
+    /// True when channel `c` plays the drum bank.
+    @inline(__always)
+    func isDrumChannel(_ c: Int) -> Bool {
+        drumChannels & (1 << UInt16(c & 15)) != 0
+    }
+
+    /// The power-up values of everything system exclusive sets. A GM or GM2 System On returns
+    /// the master volume and tuning to them as well, as General MIDI 2 asks.
+    func resetSystemExclusiveState() {
+        drumChannels = 1 << 9
+        sysexVolume = 1
+        fineTuningCents = 0
+        coarseTuningCents = 0
+        gsMode = true
+    }
+}
