@@ -49,8 +49,12 @@ extension SamplerNode {
         switch controller {
         case MIDIController.bankSelectMSB:
             // FluidSynth's default "gs" style: the MSB is the bank, the LSB is ignored; it
-            // takes effect at the next program change.
-            channels[c].bankMSB = value
+            // takes effect at the next program change. A system reset message can select
+            // another style (SamplerSysex.swift).
+            if bankStyle == .gs { channels[c].bankMSB = value } else { selectBankMSB(channel: c, value) }
+        case MIDIController.bankSelectLSB where bankStyle == .gm2 || bankStyle == .xg:
+            // GM2 and XG banks are numbered by the LSB; drum channels ignore it.
+            if !isDrumChannel(c) { channels[c].bankMSB = value }
         case MIDIController.sustainPedal:
             let down = value >= 64
             let lifted = channels[c].sustain && !down

@@ -140,12 +140,12 @@ public final class SamplerNode: ParameterizedNode {
     var noteSerial: UInt64 = 0
     var masterGain: Float = SamplerNode.baseGain
     /// What system exclusive set (SamplerSysex.swift): drum channels as a bit mask, master
-    /// volume as a linear gain, master tuning in cents, and whether GS part messages count.
+    /// volume as a linear gain, master tuning in cents, and how bank select is read.
     var drumChannels: UInt16 = 1 << 9
     var sysexVolume: Float = 1
     var fineTuningCents: Double = 0
     var coarseTuningCents: Double = 0
-    var gsMode = true
+    var bankStyle = BankSelectStyle.gs
     var fadeFrames = 132
     /// Frame at which the next `render` starts (the frame of events being received).
     var position: Int64 = 0

@@ -13,15 +13,21 @@ extension SamplerNode {
             // state (program 0, default controllers), channel 10 the only drum channel.
             for n in 0..<activeCount { beginFade(Int(activeList[n])) }
             resetSystemExclusiveState()
-            // Only a GS reset leaves FluidSynth in the GS bank mode that obeys part messages.
-            gsMode = command == .gsReset
+            // Each reset selects FluidSynth's bank-select style of its standard; only GS
+            // obeys part messages.
+            switch command {
+            case .generalMIDIOn, .gsModeGeneralMIDI: bankStyle = .gm
+            case .generalMIDI2On: bankStyle = .gm2
+            case .xgOn: bankStyle = .xg
+            default: bankStyle = .gs
+            }
             for ch in 0..<16 {
                 resetChannel(ch)
                 regionRules?.clearKeys(channel: ch)
             }
             applyParameters()
         case .gsRhythmPart(let channel, let drums):
-            guard gsMode else { return }
+            guard bankStyle == .gs else { return }
             let c = Int(channel)
             if drums { drumChannels |= 1 << c } else { drumChannels &= ~(1 << c) }
             // As FluidSynth: the part's controllers are reset and program 0 of its new bank
@@ -53,6 +59,35 @@ extension SamplerNode {
         sysexVolume = 1
         fineTuningCents = 0
         coarseTuningCents = 0
-        gsMode = true
+        bankStyle = .gs
     }
+
+    /// Bank select MSB in the GM, GM2 and XG styles, as FluidSynth's
+    /// `fluid_channel_set_bank_msb`: GM ignores it; GM2's 120 and 121 make the channel a drum
+    /// or a melodic one; XG's 120, 126 and 127 make it a drum channel and anything else a
+    /// melodic one. The preset changes at the next program change.
+    func selectBankMSB(channel c: Int, _ value: UInt8) {
+        let bit: UInt16 = 1 << UInt16(c & 15)
+        switch bankStyle {
+        case .gs: channels[c].bankMSB = value
+        case .gm: break
+        case .gm2:
+            if value == 120 { drumChannels |= bit } else if value == 121 { drumChannels &= ~bit }
+        case .xg:
+            if value == 120 || value == 126 || value == 127 { drumChannels |= bit } else { drumChannels &= ~bit }
+        }
+    }
+}
+
+/// How bank select messages choose a bank: FluidSynth's `synth.midi-bank-select` styles,
+/// which its system reset messages switch between.
+enum BankSelectStyle {
+    /// Roland GS (the default): the MSB is the bank, the LSB is ignored.
+    case gs
+    /// General MIDI: bank select is ignored.
+    case gm
+    /// General MIDI 2: MSB 120 and 121 choose drums or melody, the LSB is the bank.
+    case gm2
+    /// Yamaha XG: MSB 120, 126 and 127 choose drums, the LSB is the melodic bank.
+    case xg
 }

@@ -146,6 +146,32 @@ import Testing
         #expect(relativeDifference(afterGM[window], melodic[window]) < 1e-3, "GM mode ignores the GS rhythm part")
     }
 
+    /// After GM2 System On the sampler reads bank select as FluidSynth does in GM2 mode: MSB
+    /// 120 turns a channel into a drum channel (and XG's 127 after XG System On), where the
+    /// default GS reading would look for melodic bank 120.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: SystemExclusiveTests.bank), "needs TimGM6mb (Debian timgm6mb-soundfont)"),
+          arguments: [(SystemExclusiveTests.gm2On, UInt8(120)), (SystemExclusiveTests.xgOn, UInt8(127))])
+    func gm2AndXGBankSelectChooseTheDrums(reset: [UInt8], msb: UInt8) throws {
+        func song(channel: UInt8, _ sysex: [[UInt8]], msb: UInt8?) throws -> [Float] {
+            try render(.sampler) { t in
+                for m in sysex { t.add(.sysex(SysexEvent(payload: Array(m.dropFirst()))), at: 0) }
+                if let msb {
+                    t.add(.message(.controlChange(channel: channel, controller: MIDIController.bankSelectMSB, value: msb)), at: 1)
+                    t.add(.message(.programChange(channel: channel, program: 0)), at: 1)
+                }
+                for (i, key) in [36, 38, 42, 49].enumerated() {
+                    t.addNote(at: 240 + Int64(i) * 240, channel: channel, key: UInt8(key), velocity: 110, duration: 200)
+                }
+            }
+        }
+        let window = 11_025..<44_100
+        let drums = try song(channel: 9, [reset], msb: nil)
+        let selected = try song(channel: 1, [reset], msb: msb)
+        let gsStyle = try song(channel: 1, [], msb: msb)
+        #expect(relativeDifference(selected[window], drums[window]) < 1e-3, "bank \(msb) selects the kit")
+        #expect(relativeDifference(gsStyle[window], drums[window]) > 0.5, "without the reset the channel stays melodic")
+    }
+
     @Test(.enabled(if: FileManager.default.fileExists(atPath: SystemExclusiveTests.bank), "needs TimGM6mb (Debian timgm6mb-soundfont)"),
           arguments: Instrument.allCases, [SystemExclusiveTests.gmOn, SystemExclusiveTests.gm2On, SystemExclusiveTests.gsReset, SystemExclusiveTests.xgOn])
     func systemOnRestoresProgramsControllersAndDrums(_ instrument: Instrument, reset: [UInt8]) throws {
