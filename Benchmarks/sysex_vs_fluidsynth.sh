@@ -10,7 +10,10 @@
 #   (defaults: ../shared/corpus/files, /usr/share/sounds/sf2/FluidR3_GM.sf2)
 # Environment: TACTUS (binary, default .build/release/tactus, built if missing), COMPARE
 # (compare_audio.py), KEEP=1 keeps the WAV files, EFFECTS=on, MAX_SECONDS=N leaves out files
-# longer than N seconds (the corpus's "all sounds" files play for up to an hour each).
+# longer than N seconds (the corpus's "all sounds" files play for up to an hour each),
+# FS_DEVICE_ID (default 16): FluidSynth's synth.device-id. FluidSynth has answered to device
+# 0x10, as Roland and Yamaha reset messages address it, by default since 2.4; Debian 12's 2.3.1
+# defaults to 0 and ignores them, so the script sets what current FluidSynth does.
 # Exits 1 when any file's verdict with sysex is worse than "close", 0 otherwise.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,7 +82,7 @@ while IFS=$'\t' read -r rel kinds seconds; do
     printf '%-58s %-36s left out: %.0f s long (MAX_SECONDS=%s)\n' "$rel" "$kinds" "$seconds" "$MAX_SECONDS"; continue
   fi
   name=$(echo "$rel" | tr '/' '_'); name=${name%.mid}
-  fluidsynth -ni -q -F "$OUT/$name.fs.wav" -r 44100 "${fs_effects[@]}" "$SF" "$mid" >/dev/null 2>&1
+  fluidsynth -ni -q -F "$OUT/$name.fs.wav" -r 44100 -o synth.device-id=${FS_DEVICE_ID:-16} "${fs_effects[@]}" "$SF" "$mid" >/dev/null 2>&1
   "$TACTUS" edit "$mid" -o "$OUT/$name.nosysex.mid" --remove sysex --quiet >/dev/null 2>&1
   if ! "$TACTUS" render "$mid" -o "$OUT/$name.tactus.wav" --soundfont "$SF" "${tactus_effects[@]}" --quiet >/dev/null 2>&1 ||
      ! "$TACTUS" render "$OUT/$name.nosysex.mid" -o "$OUT/$name.nosysex.wav" --soundfont "$SF" "${tactus_effects[@]}" --quiet >/dev/null 2>&1; then
