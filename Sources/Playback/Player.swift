@@ -505,7 +505,14 @@ public final class Player {
                     for slot in Int(node) * 16..<Int(node) * 16 + 16 where channels[slot].used {
                         channels[slot] = ChannelState()
                         channels[slot].used = true
+                        // A loop jump must not cut the tails ringing over it, as a reset
+                        // would: it restores the channels' power-up values instead.
+                        if clipEnd != nil {
+                            channels[slot].program = 0
+                            for (c, v) in [(0, 0), (32, 0), (7, 100), (10, 64)] { channels[slot].controllers[c] = Int16(v) }
+                        }
                     }
+                    if clipEnd != nil { continue }
                 }
                 sysex.append(GraphEvent(offset: 0, nodeIndex: Int(node), event: e.event))
             case .midi(let m):

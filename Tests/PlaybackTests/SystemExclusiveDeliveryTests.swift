@@ -58,3 +58,33 @@ private final class SysexProbe: AudioNode {
         #expect(probe.received.map(\.bytes) == [[0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7], [0xF0, 0x7F, 0x7F, 0x04, 0x01, 0x00, 0x40, 0xF7]])
     }
 }
+
+@Suite struct SystemExclusiveChaseTests {
+    /// A reset before a transport loop's start puts the instruments in the state the loop
+    /// starts from, but a loop jump must not cut what rings over it as the reset itself would:
+    /// the song with a GM System On at its start loops exactly as the song without one.
+    @Test func loopJumpAfterAResetKeepsTheTails() throws {
+        func render(reset: Bool) throws -> [Float] {
+            var sequence = MusicSequence(timeBase: .ticksPerQuarter(480))
+            sequence.tempoTrack.add(.meta(.tempo(bpm: 120)), at: 0)
+            var track = MusicTrack()
+            if reset { track.add(.sysex(SysexEvent(payload: [0x7E, 0x7F, 0x09, 0x01, 0xF7])), at: 0) }
+            track.add(.message(.programChange(channel: 0, program: 48)), at: 0)
+            track.addNote(at: 480, channel: 0, key: 60, velocity: 100, duration: 440)
+            sequence.tracks.append(track)
+            let player = try Player.makeDefault(sequence: sequence, sampleRate: 44_100, maximumFrameCount: 512)
+            player.setLoop(from: 480, to: 960, count: .times(2))
+            var samples: [Float] = []
+            _ = try player.renderToEnd(blockSize: 512, tailSeconds: 0.5) { l, _, n in
+                samples.append(contentsOf: UnsafeBufferPointer(start: l, count: n))
+            }
+            return samples
+        }
+        let plain = try render(reset: false), withReset = try render(reset: true)
+        #expect(plain.count > 44_100)
+        #expect(plain.contains { abs($0) > 0.01 })
+        let firstDifference = zip(withReset, plain).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(withReset.count == plain.count)
+        #expect(firstDifference == nil, "the renders part at frame \(firstDifference ?? -1)")
+    }
+}
