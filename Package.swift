@@ -142,7 +142,7 @@ let package = Package(
         .testTarget(
             name: "SamplerTests",
             dependencies: ["Sampler", "SoundFont", "AudioGraph", "MIDI", "AudioTestSupport", "MallocCounter", "Playback",
-                           "MIDIFile", "Sequencing"]
+                           "MIDIFile", "Sequencing", "Instruments"]
         ),
         .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI", "AudioTestSupport"]),
         .testTarget(

@@ -274,6 +274,7 @@ public final class CompiledGraph {
         let node = nodes[e.nodeIndex]
         switch e.event {
         case .midi(let m): node.receive(m, atFrame: frame)
+        case .systemExclusive(let s): node.receiveSystemExclusive(s.bytes, atFrame: frame)
         case .parameter(let id, let scope, let element, let value):
             node.setParameter(id, value: value, scope: scope, element: element)
         case .parameterRamp(let id, let scope, let element, let ramp):

@@ -118,6 +118,7 @@ public struct StereoBuffer {
 ///   sized by `maximumFrameCount` (the largest `frameCount` a render call will ask for), and
 ///   resets.
 /// - **Audio thread**: ``render(startFrame:frameCount:inputs:output:)``, ``receive(_:atFrame:)``,
+///   ``receiveSystemExclusive(_:atFrame:)``,
 ///   ``setParameter(_:value:scope:element:)`` and ``rampParameter(_:ramp:scope:element:)``.
 ///   These must never allocate (no `Array` growth, no `String`, no class
 ///   instances, no closures that escape), never take a lock, never wait, and never do I/O
@@ -156,6 +157,10 @@ public protocol AudioNode: AnyObject {
     func rampParameter(_ id: UInt32, ramp: ParameterRamp, scope: AudioParameterScope, element: UInt32)
     /// Takes a MIDI message at absolute frame `frame`: the frame the next `render` starts at.
     func receive(_ message: MIDIMessage, atFrame frame: Int64)
+    /// Takes a system exclusive message (`bytes` from F0 to F7) at absolute frame `frame`, the
+    /// frame the next `render` starts at. The bytes are lent for the call only: a node copies
+    /// what it needs and never keeps the pointer.
+    func receiveSystemExclusive(_ bytes: UnsafeBufferPointer<UInt8>, atFrame frame: Int64)
     /// Computes `frameCount` frames starting at absolute frame `startFrame` into `output`,
     /// reading `inputs` (one per input bus, already summed when several sources feed a bus).
     func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer)
@@ -166,6 +171,8 @@ extension AudioNode {
     public var latencyFrames: Int { 0 }
     /// Nodes that are not instruments ignore MIDI.
     public func receive(_ message: MIDIMessage, atFrame frame: Int64) {}
+    /// Nodes that do not understand system exclusive ignore it.
+    public func receiveSystemExclusive(_ bytes: UnsafeBufferPointer<UInt8>, atFrame frame: Int64) {}
     /// A node that cannot follow a ramp jumps to its end value at once.
     public func rampParameter(_ id: UInt32, ramp: ParameterRamp, scope: AudioParameterScope, element: UInt32) {
         setParameter(id, value: ramp.end, scope: scope, element: element)
@@ -193,6 +200,9 @@ extension AudioNode {
 public enum NodeEvent: Sendable, Hashable {
     /// A MIDI message for an instrument.
     case midi(MIDIMessage)
+    /// A system exclusive message for an instrument; its bytes live in storage that whoever
+    /// scheduled the event keeps alive.
+    case systemExclusive(SystemExclusiveMessage)
     /// A parameter change.
     case parameter(id: UInt32, scope: AudioParameterScope, element: UInt32, value: Float)
     /// A parameter ramp starting at the event's frame.

@@ -38,7 +38,7 @@ public final class GMSynthesizer: ParameterizedNode {
         AudioParameterInfo(id: Parameter.reverbLevel, name: "Reverb level", range: 0...1, unit: .fraction, defaultValue: 0.3),
     ])
 
-    private struct Channel {
+    struct Channel {
         var program: UInt8 = 0
         var bankMSB: UInt8 = 0
         var volume: Float = 100 / 127
@@ -63,7 +63,7 @@ public final class GMSynthesizer: ParameterizedNode {
     }
 
     private let tables = VoiceTables()
-    private let voices: UnsafeMutablePointer<Voice>
+    let voices: UnsafeMutablePointer<Voice>
     // Indices of the sounding voices, so rendering and control updates touch only those
     // instead of scanning the whole pool every few frames.
     private let activeList: UnsafeMutablePointer<Int>
@@ -71,16 +71,24 @@ public final class GMSynthesizer: ParameterizedNode {
     private let poolSize = maximumVoiceLimit + fadeReserve
     // A pointer rather than an array: the control update reads a channel for every voice
     // every few frames, and an array stored in a class pays an exclusivity check each time.
-    private let channels: UnsafeMutablePointer<Channel>
+    let channels: UnsafeMutablePointer<Channel>
     private let melodicPatches: [SynthPatch]
     private let drumPatches: [SynthPatch]
     private var sampleRate: Float = 44_100
     private var serial: UInt64 = 0
-    private var masterGain: Float = 1
+    var masterGain: Float = 1
+    /// What system exclusive set (GMSynthesizerSysex.swift): drum channels as a bit mask,
+    /// master volume as a linear gain, master tuning in semitones, and whether GS part
+    /// messages are obeyed.
+    var drumChannels: UInt16 = 1 << 9
+    var sysexVolume: Float = 1
+    var fineTuningSemitones: Float = 0
+    var coarseTuningSemitones: Float = 0
+    var gsMode = true
     private var gainGlide: Float = 0.01
     private var fadeStep: Float = 1
     /// Frame at which the next `render` starts.
-    private var position: Int64 = 0
+    var position: Int64 = 0
     // The shared reverb: voices add into `send`, the reverb turns it into `wet`, a stretch of
     // up to `reverbStretch` frames at a time (many control intervals: the reverb's work per
     // call is paid once for all of them, and its samples do not depend on how calls split).
@@ -183,13 +191,14 @@ public final class GMSynthesizer: ParameterizedNode {
         activeCount = 0
         serial = 0
         position = 0
-        masterGain = decibelsToGain(parameters[Parameter.volume])
+        resetSystemExclusiveState()
+        masterGain = decibelsToGain(parameters[Parameter.volume]) * sysexVolume
         reverb.reset()
         reverb.setParameter(ReverbNode.Parameter.wet, value: parameters[Parameter.reverbLevel])
     }
 
     public func parametersChanged() {
-        masterGain = decibelsToGain(parameters[Parameter.volume])
+        masterGain = decibelsToGain(parameters[Parameter.volume]) * sysexVolume
         reverb.setParameter(ReverbNode.Parameter.wet, value: parameters[Parameter.reverbLevel])
     }
 
@@ -212,6 +221,7 @@ public final class GMSynthesizer: ParameterizedNode {
         case 0xF0 where message.status == 0xFF:
             forEachActive { beginFastFade($0) }
             for ch in 0..<16 { channels[ch] = Channel() }
+            drumChannels = 1 << 9
         default: break
         }
     }
@@ -277,7 +287,7 @@ public final class GMSynthesizer: ParameterizedNode {
     }
 
     private func noteOn(channel c: Int, key: UInt8, velocity: UInt8) {
-        let isDrum = c == 9
+        let isDrum = drumChannels & (1 << c) != 0
         let patch = isDrum ? drumPatches[Int(key)] : melodicPatches[Int(channels[c].program)]
         if isDrum && patch.exclusiveGroup != 0 {
             for i in activeIndices where voices[i].isCounted && voices[i].isDrum && Int(voices[i].channel) == c
@@ -314,14 +324,14 @@ public final class GMSynthesizer: ParameterizedNode {
         voices[slot].sendGain = voices[slot].targetSend
     }
 
-    private func beginRelease(_ i: Int) {
+    func beginRelease(_ i: Int) {
         guard voices[i].stage != .off, voices[i].stage != .fastFade, voices[i].stage != .release else { return }
         voices[i].releaseLevel = voices[i].level
         voices[i].releaseFrame = position
         voices[i].stage = .release
     }
 
-    private func beginFastFade(_ i: Int) {
+    func beginFastFade(_ i: Int) {
         guard voices[i].isActive else { return }
         voices[i].stage = .fastFade
         voices[i].fadeStep = fadeStep
@@ -329,11 +339,11 @@ public final class GMSynthesizer: ParameterizedNode {
     }
 
     /// The indices of the sounding voices, as a collection that does not allocate.
-    private var activeIndices: UnsafeBufferPointer<Int> {
+    var activeIndices: UnsafeBufferPointer<Int> {
         UnsafeBufferPointer(start: activeList, count: activeCount)
     }
 
-    private func forEachActive(_ body: (Int) -> Void) {
+    func forEachActive(_ body: (Int) -> Void) {
         for n in 0..<activeCount { body(activeList[n]) }
     }
 
@@ -393,7 +403,7 @@ public final class GMSynthesizer: ParameterizedNode {
                 voices[i].baseHz = 440 * exp2((key - 69) / 12)
             }
             baseHz = voices[i].baseHz
-            semitones += ch.bend * ch.bendRange
+            semitones += ch.bend * ch.bendRange + fineTuningSemitones + coarseTuningSemitones
         }
         if p.pointee.pitchEnvSemitones != 0 { semitones += p.pointee.pitchEnvSemitones * exp(-t / p.pointee.pitchEnvDecay) }
         let depth = p.pointee.vibratoCents + ch.modulation * 50

@@ -24,7 +24,12 @@ final class EngineSnapshot: @unchecked Sendable {
 final class ChaseSnapshot: @unchecked Sendable {
     /// Events with offset 0, in delivery order.
     let events: [GraphEvent]
-    init(events: [GraphEvent]) { self.events = events }
+    /// The storage the events' sysex bytes live in: a chase can outlive its schedule.
+    let store: SystemExclusiveStore?
+    init(events: [GraphEvent], keepingAlive store: SystemExclusiveStore? = nil) {
+        self.events = events
+        self.store = store
+    }
 }
 
 /// The transport loop: `[startFrame, endFrame)` of the song, played `remaining` more times

@@ -481,6 +481,9 @@ public final class Player {
         // The last parameter event inside the loop, per parameter, for clipping.
         var inLoop: [ParameterKey: (frame: Int64, event: NodeEvent)] = [:]
         var inLoopOrder: [ParameterKey] = []
+        // Sysex before the frame, replayed first and in order; a system reset makes what its
+        // node heard before it moot, so it starts the node's list and clears its channels.
+        var sysex: [GraphEvent] = []
         for (i, e) in schedule.events.enumerated() {
             let node = targets[i]
             if node < 0 { continue }
@@ -490,11 +493,28 @@ public final class Player {
                     let key = ParameterKey(node: node, id: id, scope: scope, element: element)
                     if inLoop.updateValue((e.frame, e.event), forKey: key) == nil { inLoopOrder.append(key) }
                     continue
-                case .midi:
+                case .midi, .systemExclusive:
                     break
                 }
             }
             switch e.event {
+            case .systemExclusive(let message):
+                guard e.frame < frame else { continue }
+                if message.command?.isSystemReset == true {
+                    sysex.removeAll { $0.nodeIndex == Int(node) }
+                    for slot in Int(node) * 16..<Int(node) * 16 + 16 where channels[slot].used {
+                        channels[slot] = ChannelState()
+                        channels[slot].used = true
+                        // A loop jump must not cut the tails ringing over it, as a reset
+                        // would: it restores the channels' power-up values instead.
+                        if clipEnd != nil {
+                            channels[slot].program = 0
+                            for (c, v) in [(0, 0), (32, 0), (7, 100), (10, 64)] { channels[slot].controllers[c] = Int16(v) }
+                        }
+                    }
+                    if clipEnd != nil { continue }
+                }
+                sysex.append(GraphEvent(offset: 0, nodeIndex: Int(node), event: e.event))
             case .midi(let m):
                 guard m.isChannelMessage else { continue }
                 let slot = Int(node) * 16 + Int(m.channel)
@@ -533,7 +553,7 @@ public final class Player {
                 if parameters.updateValue(chased, forKey: key) == nil { parameterOrder.append(key) }
             }
         }
-        var out: [GraphEvent] = []
+        var out = sysex
         // The RPN group goes last and in this order, so data entry lands on the selected RPN.
         let rpnGroup: Set<UInt8> = [6, 38, 96, 97, 98, 99, 100, 101]
         for slot in channels.indices where channels[slot].used {
@@ -570,26 +590,6 @@ public final class Player {
         for key in parameterOrder {
             out.append(GraphEvent(offset: 0, nodeIndex: Int(key.node), event: parameters[key]!))
         }
-        return ChaseSnapshot(events: out)
-    }
-}
-
-/// The engine's clock at the start of a rendered block, as ``Player/outputAnchor()`` reads it.
-public struct PlaybackAnchor: Hashable, Sendable {
-    /// Output frames rendered before the block; counts up by the block size, never jumps.
-    public var outputFrame: Int64
-    /// The song position at the block's first frame, in 1/65536 frames.
-    public var songPosition: Int64
-    /// Song position units per output frame (0 while stopped).
-    public var rateStep: Int64
-    /// Monotonic host time at which the driver asked for the block, or 0 offline.
-    public var hostNanos: Int64
-
-    /// Creates an anchor.
-    public init(outputFrame: Int64, songPosition: Int64, rateStep: Int64, hostNanos: Int64) {
-        self.outputFrame = outputFrame
-        self.songPosition = songPosition
-        self.rateStep = rateStep
-        self.hostNanos = hostNanos
+        return ChaseSnapshot(events: out, keepingAlive: schedule.systemExclusiveStore)
     }
 }

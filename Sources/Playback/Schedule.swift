@@ -74,6 +74,9 @@ public final class Schedule: Sendable {
     /// track plays (events, loop, offset, destination, audibility). A player compares them
     /// between two schedules to release only the notes of tracks that changed.
     public let trackFingerprints: [Int]
+    /// The bytes of the schedule's system exclusive events, which the events only point at:
+    /// kept for as long as the schedule (and any chase built from it) lives.
+    public let systemExclusiveStore: SystemExclusiveStore
 
     /// Compiles `sequence`. Tracks without a destination go to `defaultNode`; tracks sent to
     /// a MIDI port are not part of an audio schedule. Parameter events go to the node they name.
@@ -87,6 +90,8 @@ public final class Schedule: Sendable {
         var users: [(event: ScheduledUserEvent, order: UInt32)] = []
         var lastTick: Int64 = 0
         var fingerprints: [Int] = []
+        // Sysex events get their bytes once all are known: (index in `list`, message).
+        var sysexPending: [(index: Int, bytes: [UInt8])] = []
         var forever = false
         let horizon = horizonTick ?? max(2 * sequence.length, 1)
         func frame(_ tick: Int64) -> Int64 { tempo.frame(atTick: tick, sampleRate: sampleRate) }
@@ -173,13 +178,25 @@ public final class Schedule: Sendable {
                         // Not for an instrument, but for whoever follows the song (lyrics on
                         // screen): they travel with the user events, in the same order.
                         users.append((ScheduledUserEvent(frame: frame(tick), tick: tick, track: trackIndex, data: m.data, metaType: m.type), e.order))
+                    case .sysex(let x) where x.status == 0xF0 && !x.isPacketStart:
+                        // A whole message reaches the instrument; packets of a divided one
+                        // would need reassembly across events and are left to MIDI ports.
+                        sysexPending.append((list.count, [0xF0] + x.payload))
+                        list.append(ScheduledEvent(frame: frame(tick), rank: e.event.playbackRank,
+                                                   track: trackIndex, order: e.order, node: node,
+                                                   event: .midi(MIDIMessage(status: 0xF0, data1: 0, data2: 0))))
                     case .sysex, .meta:
-                        // Tempo is in the tempo map; sysex is not for an instrument.
+                        // Tempo is in the tempo map.
                         continue
                     }
                 }
             }
         }
+        let store = SystemExclusiveStore(sysexPending.map(\.bytes))
+        for (k, pending) in sysexPending.enumerated() {
+            list[pending.index].event = .systemExclusive(store.messages[k])
+        }
+        systemExclusiveStore = store
         list.sort(by: ScheduledEvent.playsBefore)
         events = list
         users.sort { a, b in

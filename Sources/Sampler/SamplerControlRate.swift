@@ -26,7 +26,8 @@ extension SamplerNode {
             : v.pointee.modulationEnvelope.value
 
         // Pitch.
-        let cents = v.pointee.pitch + Double(modLFO * v.pointee.modLFOToPitch + vibLFO * v.pointee.vibLFOToPitch
+        let tuning = isDrumChannel(Int(v.pointee.channel)) ? 0 : fineTuningCents + coarseTuningCents
+        let cents = v.pointee.pitch + tuning + Double(modLFO * v.pointee.modLFOToPitch + vibLFO * v.pointee.vibLFOToPitch
                                              + modEnvelope * v.pointee.modEnvToPitch)
         if cents != v.pointee.incrementCents {
             // Most voices hold their pitch: the exponential only runs when it moves.

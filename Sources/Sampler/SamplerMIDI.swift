@@ -27,6 +27,7 @@ extension SamplerNode {
         case 0xF0 where message.status == 0xFF:
             // System reset: silence and return every channel to its initial state.
             for n in 0..<activeCount { beginFade(Int(activeList[n])) }
+            drumChannels = 1 << 9
             for ch in 0..<16 {
                 resetChannel(ch)
                 // No release region starts for a key struck before the reset.
@@ -37,7 +38,7 @@ extension SamplerNode {
     }
 
     func selectPreset(_ c: Int) {
-        let bank = c == 9 ? 128 : Int(channels[c].bankMSB)
+        let bank = isDrumChannel(c) ? 128 : Int(channels[c].bankMSB)
         channels[c].preset = Int32(compiled.preset(bank: bank, program: Int(channels[c].program)))
         sampleRequests?.ask(Int(channels[c].preset), evenIfPrepared: false)
     }
@@ -48,8 +49,12 @@ extension SamplerNode {
         switch controller {
         case MIDIController.bankSelectMSB:
             // FluidSynth's default "gs" style: the MSB is the bank, the LSB is ignored; it
-            // takes effect at the next program change.
-            channels[c].bankMSB = value
+            // takes effect at the next program change. A system reset message can select
+            // another style (SamplerSysex.swift).
+            if bankStyle == .gs { channels[c].bankMSB = value } else { selectBankMSB(channel: c, value) }
+        case MIDIController.bankSelectLSB where bankStyle == .gm2 || bankStyle == .xg:
+            // GM2 and XG banks are numbered by the LSB; drum channels ignore it.
+            if !isDrumChannel(c) { channels[c].bankMSB = value }
         case MIDIController.sustainPedal:
             let down = value >= 64
             let lifted = channels[c].sustain && !down

@@ -139,6 +139,13 @@ public final class SamplerNode: ParameterizedNode {
     var serial: UInt64 = 0
     var noteSerial: UInt64 = 0
     var masterGain: Float = SamplerNode.baseGain
+    /// What system exclusive set (SamplerSysex.swift): drum channels as a bit mask, master
+    /// volume as a linear gain, master tuning in cents, and how bank select is read.
+    var drumChannels: UInt16 = 1 << 9
+    var sysexVolume: Float = 1
+    var fineTuningCents: Double = 0
+    var coarseTuningCents: Double = 0
+    var bankStyle = BankSelectStyle.gs
     var fadeFrames = 132
     /// Frame at which the next `render` starts (the frame of events being received).
     var position: Int64 = 0
@@ -277,6 +284,7 @@ public final class SamplerNode: ParameterizedNode {
         freeCount = poolSize
         // Lowest slots first, so the pool is used in a fixed order.
         for i in 0..<poolSize { freeList[i] = Int32(poolSize - 1 - i) }
+        resetSystemExclusiveState()
         for c in 0..<16 { resetChannel(c) }
         serial = 0
         noteSerial = 0
@@ -295,11 +303,11 @@ public final class SamplerNode: ParameterizedNode {
         cc[Int(MIDIController.rpnMSB)] = 127
         cc[Int(MIDIController.rpnLSB)] = 127
         (polyPressure + c * 128).update(repeating: 0, count: 128)
-        channels[c].preset = Int32(compiled.preset(bank: c == 9 ? 128 : 0, program: 0))
+        channels[c].preset = Int32(compiled.preset(bank: isDrumChannel(c) ? 128 : 0, program: 0))
     }
 
     func applyParameters() {
-        masterGain = Self.baseGain * decibelsToGain(parameters[Parameter.volume])
+        masterGain = Self.baseGain * decibelsToGain(parameters[Parameter.volume]) * sysexVolume
         reverb.setParameter(ReverbNode.Parameter.wet, value: parameters[Parameter.reverbLevel])
         chorus.setParameter(ChorusNode.Parameter.level, value: parameters[Parameter.chorusLevel])
     }

@@ -86,7 +86,7 @@ extension SamplerNode {
     func stealPriority(_ i: Int) -> Float {
         let v = voices + i
         var priority: Float = 0
-        if v.pointee.channel == 9 {
+        if isDrumChannel(Int(v.pointee.channel)) {
             priority += 4000
         } else if v.pointee.released {
             priority += -2000

@@ -431,6 +431,10 @@ let blockSizeSets: [[Int]] = [[1], [64], [333], [4096], randomSizes(count: 500, 
         var sequence = smf.makeSequence()
         sequence.tracks[0].add(.user(UserEvent(data: [1, 2, 3])), at: 1000)
         sequence.tracks[0].add(.meta(.text(MetaType.lyric, "la")), at: 1200)
+        // Sysex reaches the instrument (and the chases of loop jumps and locates) too.
+        sequence.tracks[0].add(.sysex(SysexEvent(payload: [0x41, 0x10, 0x42, 0x12, 0x40, 0x12, 0x15, 0x01, 0x18, 0xF7])), at: 0)
+        sequence.tracks[0].add(.sysex(SysexEvent(payload: [0x7F, 0x7F, 0x04, 0x01, 0x00, 0x60, 0xF7])), at: 900)
+        sequence.tracks[0].add(.sysex(SysexEvent(payload: [0x7E, 0x7F, 0x09, 0x01, 0xF7])), at: 5_000)
         let player = try Player.makeDefault(sequence: sequence, sampleRate: 44_100, maximumFrameCount: 512)
         var users = 0, lyrics = 0
         player.userEventHandler = { _ in users += 1 }
