@@ -1,7 +1,7 @@
 import MIDI
 import Sequencing
 
-/// How ``MusicSequence/stems(by:)`` groups notes into stems.
+/// How ``Sequencing/MusicSequence/stems(by:)`` groups notes into stems.
 public enum StemGrouping: String, Sendable, Hashable, CaseIterable {
     /// One stem per event track that has notes.
     case track
@@ -16,7 +16,7 @@ public enum StemGrouping: String, Sendable, Hashable, CaseIterable {
 /// changes, pitch bend, pedals, automation, the tracks' lengths), so the stem's notes sound
 /// exactly as they do in the mix and the stem ends where the mix does. Rendered with the
 /// same instrument and options, the stems add up to the mix wherever the instrument is linear
-/// in its voices: see ``MusicSequence/stems(by:)`` for where it is not.
+/// in its voices: see ``Sequencing/MusicSequence/stems(by:)`` for where it is not.
 public struct Stem: Sendable, Hashable {
     /// A name usable as a file name: `01-Piano` (track number as `tactus info` counts event
     /// tracks, then the track's name) or a class such as `bass` or `drums`.
@@ -67,7 +67,7 @@ extension MusicSequence {
         return groups.map { Stem(name: $0.name, tracks: $0.tracks, sequence: keepingNotes(ofTracks: Set($0.tracks))) }
     }
 
-    /// A copy in which only the tracks in `kept` (indices into ``tracks``) play notes. Every
+    /// A copy in which only the tracks in `kept` (indices into `tracks`) play notes. Every
     /// track keeps its length, so the copy ends where the sequence does.
     public func keepingNotes(ofTracks kept: Set<Int>) -> MusicSequence {
         var copy = self
