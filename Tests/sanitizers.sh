@@ -33,7 +33,11 @@ for kind in "${kinds[@]}"; do
       # recorders and the C libraries' wrappers run.
       asan_skip="JACKTests|BatchRenderCLITests|SoakTests|CLITests\.CLITests|EditCLITests|InstrumentCLITests|LyricsCLITests"
       asan_skip+="|SFZCLITests|SoundFontCLITests|TailCLITests|StemsCLITests|CompletionTests|SignalMaskTests"
-      if ! swift test --sanitize=address --scratch-path .build-asan --skip "$asan_skip" 2>&1 | quiet; then
+      # On an optimized build (with -enable-testing for the tests' @testable imports): the
+      # sanitizer then slows optimized code instead of debug code. Measured on this tree, the
+      # same 498 tests: a 413 s build and a 115 s run, against 210 s and 726 s in debug.
+      # Assertions (debug only) are checked by the plain suite.
+      if ! swift test -c release -Xswiftc -enable-testing --sanitize=address --scratch-path .build-asan --skip "$asan_skip" 2>&1 | quiet; then
         echo "sanitizers.sh: the suite failed under AddressSanitizer" >&2
         exit 1
       fi
