@@ -37,6 +37,7 @@ for kind in "${kinds[@]}"; do
       # sanitizer then slows optimized code instead of debug code. Measured on this tree, the
       # same 498 tests: a 413 s build and a 115 s run, against 210 s and 726 s in debug.
       # Assertions (debug only) are checked by the plain suite.
+      echo "== AddressSanitizer (optimized build): the library suites and the CLI's own unsafe code (not the real-time JACK tests, batches or soaks)"
       if ! swift test -c release -Xswiftc -enable-testing --sanitize=address --scratch-path .build-asan --skip "$asan_skip" 2>&1 | quiet; then
         echo "sanitizers.sh: the suite failed under AddressSanitizer" >&2
         exit 1
