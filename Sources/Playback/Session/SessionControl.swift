@@ -161,11 +161,15 @@ final class SessionControl: @unchecked Sendable {
             seenLoopJumps += 1
             broadcast(.loopPass(completedPasses: seenLoopJumps))
         }
+        // One event per underrun, as for loop passes: two underruns between passes of the
+        // control loop are still two events, so a listener counting them never misses one.
         let underruns = backend.underrunCount
-        if underruns != seenUnderruns {
-            seenUnderruns = underruns
+        if underruns > seenUnderruns {
             session.options.logHandler?(PlaybackLogEntry(level: .warning, message: "\(backend.name): underrun (\(underruns) so far)"))
-            broadcast(.underrun(total: underruns))
+            while seenUnderruns < underruns {
+                seenUnderruns += 1
+                broadcast(.underrun(total: seenUnderruns))
+            }
         }
         let position = currentPosition()
         let now = monotonicNanos()
