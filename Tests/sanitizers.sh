@@ -48,8 +48,10 @@ for kind in "${kinds[@]}"; do
       # thread), sessions, recording, the MIDI port scheduler and the ALSA drivers. The
       # command-line suites inside PlaybackTests spawn processes whose threads ThreadSanitizer
       # does not follow from here, so they are left to the plain suite.
-      echo "== ThreadSanitizer: engine, player, session, recording and driver tests"
-      if ! TSAN_OPTIONS="halt_on_error=1" swift test --sanitize=thread --scratch-path .build-tsan --filter "PlaybackTests|ALSATests" \
+      # Optimized too, as for AddressSanitizer: measured on this tree, the same 174 tests in a
+      # 121 s run after a 435 s build, against about 420 s and 240 s in debug.
+      echo "== ThreadSanitizer (optimized build): engine, player, session, recording and driver tests"
+      if ! TSAN_OPTIONS="halt_on_error=1" swift test -c release -Xswiftc -enable-testing --sanitize=thread --scratch-path .build-tsan --filter "PlaybackTests|ALSATests" \
           --skip "RenderCommandTests|RecordCommandTests|PlayCommandTests|PlayerDeviceTests|RecordDeviceTests|MIDIPortDeviceTests" 2>&1 | quiet; then
         echo "sanitizers.sh: engine, player or driver tests failed under ThreadSanitizer" >&2
         exit 1
