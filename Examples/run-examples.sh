@@ -8,10 +8,18 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
 fail() { echo "run-examples: $*" >&2; exit 1; }
 
-(cd "$examples" && swift build -q)
-bin=$(cd "$examples" && swift build --show-bin-path)
-(cd "$root" && swift build -q --product tactus)
-tactus="$(cd "$root" && swift build --show-bin-path)/tactus"
+# In the repository's build folder, beside the library's modules, with TACTUS_EXAMPLES_BUILD's
+# flags if any (see check-examples.sh). A debug build renders hello's 43 s song in about 45 s,
+# twice; CI's release build in a few.
+flags=${TACTUS_EXAMPLES_BUILD:-}
+# shellcheck disable=SC2086 # the flags are words
+(cd "$examples" && swift build -q $flags --scratch-path "$root/.build")
+# shellcheck disable=SC2086
+bin=$(cd "$examples" && swift build $flags --scratch-path "$root/.build" --show-bin-path)
+# shellcheck disable=SC2086
+(cd "$root" && swift build -q $flags --product tactus)
+# shellcheck disable=SC2086
+tactus="$(cd "$root" && swift build $flags --show-bin-path)/tactus"
 unset TACTUS_SOUNDFONT
 
 # hello: without a device it writes morning-steps.wav, which must hold exactly what
