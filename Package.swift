@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -156,3 +157,27 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// CI's sanitizer stages build only what the suites they run need, since a sanitized optimized
+// build of everything is most of their time: TACTUS_TEST_TARGETS=A,B keeps the test targets A
+// and B, every target they depend on, and the products made only of kept targets. Unset (the
+// normal case), the package is whole.
+if let wanted = ProcessInfo.processInfo.environment["TACTUS_TEST_TARGETS"] {
+    let byName = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
+    var kept = Set<String>()
+    var pending = wanted.split(separator: ",").map(String.init)
+    while let name = pending.popLast() {
+        guard let target = byName[name], kept.insert(name).inserted else { continue }
+        for dependency in target.dependencies {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _): pending.append(name)
+            default: break
+            }
+        }
+    }
+    package.targets.removeAll { !kept.contains($0.name) }
+    package.products.removeAll { product in
+        let targets = (product as? Product.Library)?.targets ?? (product as? Product.Executable)?.targets ?? []
+        return !targets.allSatisfy(kept.contains)
+    }
+}

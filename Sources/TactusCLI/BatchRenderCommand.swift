@@ -125,7 +125,7 @@ extension RenderCommand {
             }
             let toRender = plan.filter { $0.action == .render }.count
             out.line("shard \(shard): \(plan.count) of \(inputs.count) inputs, \(toRender) to render")
-            out.flush()
+            try out.finish()
             return
         }
 

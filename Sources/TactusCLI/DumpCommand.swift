@@ -72,7 +72,7 @@ struct DumpCommand: ParsableCommand {
                 }
             }
         }
-        out.flush()
+        try out.finish()
     }
 
     private func dumpLyrics(_ smf: StandardMIDIFile, into out: inout OutputBuffer) {

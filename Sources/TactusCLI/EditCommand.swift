@@ -65,7 +65,7 @@ struct EditCommand: ParsableCommand {
                 sequence = sequence.rescaled(toTicksPerQuarter: resolution, from: old)
             }
             if script.dryRun {
-                printDryRun(reports: reports, sequence: sequence, lengthBefore: lengthBefore, conductor: !sequence.tempoTrack.isEmpty)
+                try printDryRun(reports: reports, sequence: sequence, lengthBefore: lengthBefore, conductor: !sequence.tempoTrack.isEmpty)
                 return
             }
             guard let output = script.output else { throw EditUsageError(option: "-o", reason: "an output file is needed (or --dry-run)") }
@@ -88,7 +88,7 @@ struct EditCommand: ParsableCommand {
         }
     }
 
-    func printDryRun(reports: [(String, EditReport)], sequence: MusicSequence, lengthBefore: Int64, conductor: Bool) {
+    func printDryRun(reports: [(String, EditReport)], sequence: MusicSequence, lengthBefore: Int64, conductor: Bool) throws {
         var out = OutputBuffer()
         func trackLabel(_ index: Int) -> String {
             index < 0 ? "tempo track" : "track \(index + (conductor ? 1 : 0))"
@@ -102,7 +102,7 @@ struct EditCommand: ParsableCommand {
         let length = sequence.length
         out.line("length: \(lengthBefore) -> \(length) ticks, \(String(format: "%.2f", meter.bars(atTick: length))) bars, \(sequence.timeBase.isUsable ? formatDuration(tempo.seconds(atTick: length)) : "-")")
         out.line("dry run: nothing written")
-        out.flush()
+        try out.finish()
     }
 }
 

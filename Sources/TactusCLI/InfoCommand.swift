@@ -110,7 +110,7 @@ struct InfoCommand: ParsableCommand {
             out.line("  " + pad(String(i), 2) + " " + pad(String(name.prefix(25)), 25) + " " + pad(channelText, 17) + " " + pad(programText, 17) + " " + pad(String(notes), 8) + " " + String(fileEvents))
         }
         describeGeneralMIDI(smf.tracks, into: &out)
-        out.flush()
+        try out.finish()
     }
 }
 
@@ -190,5 +190,5 @@ func describeSoundFont(_ path: String, options: InputOptions) throws {
         let n = preset.regions.count
         out.line("  " + pad("\(preset.bank):\(preset.program)", 7) + " \(preset.name) (\(n) region\(n == 1 ? "" : "s"))")
     }
-    out.flush()
+    try out.finish()
 }

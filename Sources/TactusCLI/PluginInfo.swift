@@ -25,7 +25,7 @@ func listPlugins() throws {
         let hosting = plugin.hostingProblem.map { "no (\($0))" } ?? "yes"
         out.line("  " + pad(plugin.uri, width) + "  " + pad(plugin.kind.rawValue, 10) + "  " + plugin.name + "  hostable: " + hosting)
     }
-    out.flush()
+    try out.finish()
 }
 
 /// `tactus info --plugin URI`: the plugin's class, hosting verdict, features and ports; an
@@ -75,7 +75,7 @@ func describePlugin(_ uri: String) throws {
         out.line("  " + pad(port.symbol, 16) + " " + pad(range, 18) + " default " + pad(format(port.defaultValue), 10) + " "
                  + port.name + (traits.isEmpty ? "" : " (" + traits.joined(separator: ", ") + ")"))
     }
-    out.flush()
+    try out.finish()
 }
 
 private func format(_ value: Float?) -> String {

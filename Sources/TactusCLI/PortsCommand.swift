@@ -21,6 +21,6 @@ struct PortsCommand: ParsableCommand {
             let direction = [port.acceptsInput ? "input" : nil, port.providesOutput ? "output" : nil].compactMap { $0 }.joined(separator: ", ")
             out.line(" " + pad(port.address, 8) + " " + pad(String(port.clientName.prefix(30)), 30) + " " + pad(String(port.portName.prefix(30)), 30) + " " + (direction.isEmpty ? "-" : direction))
         }
-        out.flush()
+        try out.finish()
     }
 }

@@ -41,9 +41,13 @@ func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
 
-/// Writes to standard output in large pieces (print() per line is slow for big dumps).
+/// Writes to standard output in large pieces (print() per line is slow for big dumps), and
+/// remembers a failed write so the command can end with an error instead of exit 0 over
+/// truncated output.
 struct OutputBuffer {
     private var buffer: [UInt8] = []
+    /// The errno of the first write that failed; what comes after it is dropped.
+    private var failure: Int32?
 
     mutating func write(_ s: String) {
         buffer.append(contentsOf: s.utf8)
@@ -57,14 +61,28 @@ struct OutputBuffer {
 
     mutating func flush() {
         guard !buffer.isEmpty else { return }
-        buffer.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Foundation.write(1, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { break }
-                offset += n
+        if failure == nil {
+            buffer.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = Foundation.write(1, raw.baseAddress! + offset, raw.count - offset)
+                    if n < 0 && errno == EINTR { continue }
+                    if n <= 0 { failure = n < 0 ? errno : EIO; break }
+                    offset += n
+                }
             }
         }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes what is left, then fails if any write did: one line and exit 74 (a full disk, a
+    /// device error), or, for a reader that closed the pipe (`| head`), quietly with the status
+    /// a shell gives a process SIGPIPE ended (141), as other command-line tools end.
+    mutating func finish() throws {
+        flush()
+        guard let failure else { return }
+        if failure == EPIPE { throw ExitCode(128 + SIGPIPE) }
+        printError("tactus: standard output: write failed (\(String(cString: strerror(failure))))")
+        throw ExitCode(ExitStatus.ioError)
     }
 }

@@ -163,4 +163,48 @@ struct OutputSafetyCLITests {
             try FileManager.default.removeItem(atPath: output)
         }
     }
+
+    /// Runs the binary with standard output on the given handle; returns its status, how it
+    /// ended and what it said on standard error.
+    static func run(_ arguments: [String], standardOutput: FileHandle) throws -> (status: Int32, reason: Process.TerminationReason, stderr: String) {
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = arguments
+        process.standardOutput = standardOutput
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        let said = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, process.terminationReason, String(decoding: said, as: UTF8.self))
+    }
+
+    static var printers: [[String]] {
+        let song = CLI.song("morning-steps.mid")
+        return [["dump", song], ["dump", "--json", song], ["dump", "--notes", song], ["info", song],
+                ["edit", song, "--dry-run", "--velocity", "80"]]
+    }
+
+    @Test("dump, info and edit --dry-run on a full device exit 74 with one line naming standard output and the reason", arguments: printers)
+    func aFullStandardOutputIsAnError(arguments: [String]) throws {
+        let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+        defer { try? full.close() }
+        let result = try Self.run(arguments, standardOutput: full)
+        #expect(result.status == 74)
+        #expect(result.stderr == "tactus: standard output: write failed (No space left on device)\n")
+        #expect(Self.isCharacterDevice("/dev/full"))
+    }
+
+    @Test("A reader that closes the pipe early (as `| head` does) ends dump quietly, as SIGPIPE ends other tools")
+    func aClosedPipeEndsQuietly() throws {
+        let pipe = Pipe()
+        try pipe.fileHandleForReading.close()
+        // 5,000 notes dump to about 600 KB, far more than a pipe holds unread.
+        let song = try CLI.temporaryDirectory().appendingPathComponent("long.mid").path
+        try BatchRenderCLITests.writeSong(song, key: 40, notes: 5_000)
+        let result = try Self.run(["dump", song], standardOutput: pipe.fileHandleForWriting)
+        let killedBySIGPIPE = result.reason == .uncaughtSignal && result.status == SIGPIPE
+        #expect(killedBySIGPIPE || (result.reason == .exit && result.status == 128 + SIGPIPE), "status \(result.status)")
+        #expect(result.stderr.isEmpty)
+    }
 }
