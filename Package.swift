@@ -166,6 +166,11 @@ if let wanted = ProcessInfo.processInfo.environment["TACTUS_TEST_TARGETS"] {
     let byName = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
     var kept = Set<String>()
     var pending = wanted.split(separator: ",").map(String.init)
+    // A misspelt or renamed name would build a smaller package whose filter then runs fewer
+    // tests and still passes: refuse it instead.
+    for name in pending where byName[name]?.type != .test {
+        fatalError("TACTUS_TEST_TARGETS names \(name), which is not a test target of this package")
+    }
     while let name = pending.popLast() {
         guard let target = byName[name], kept.insert(name).inserted else { continue }
         for dependency in target.dependencies {
