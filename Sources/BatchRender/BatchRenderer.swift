@@ -275,7 +275,7 @@ public final class BatchRenderer: Sendable {
         // Written and flushed before the file is touched: if it kills the process, the next
         // run knows which input did.
         try? manifest.append(started)
-        let outcome = FileRender(entry: entry, settings: settings, makeInstrument: makeInstrument, stop: stop,
+        let outcome = FileRender(entry: entry, settings: settings, instrumentDescription: instrumentDescription, makeInstrument: makeInstrument, stop: stop,
                                  deadline: BatchRenderSettings.applicableLimit(settings.timeoutSeconds).map { clock.now + .seconds($0) }).run()
         record.status = outcome.status
         record.inputSHA256 = outcome.inputSHA256

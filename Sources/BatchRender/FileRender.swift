@@ -56,6 +56,7 @@ private final class GuardedSink: AudioSink {
 struct FileRender {
     let entry: BatchPlanEntry
     let settings: BatchRenderSettings
+    let instrumentDescription: String
     let makeInstrument: @Sendable () throws -> DefaultInstrument
     let stop: BatchStopRequest
     let deadline: ContinuousClock.Instant?
@@ -171,6 +172,9 @@ struct FileRender {
                 return fail(Code.ioError, "\(path): stopped by a signal before the end; nothing written", status: .interrupted)
             case nil:
                 if case .graph(let reason) = error { return fail(Code.dataError, "\(path): cannot build the audio graph: \(reason)") }
+                if case .backend(let failure) = error, failure.kind == .nonFiniteAudio {
+                    return fail(Code.dataError, "\(path): the \(instrumentDescription) made \(failure.reason)")
+                }
                 return fail(Code.ioError, "\(error)")
             }
         }

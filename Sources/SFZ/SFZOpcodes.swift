@@ -69,6 +69,30 @@ struct SFZValueReader {
         return result
     }
 
+    /// A number sfizz keeps whatever its size, read within `limit`: past it the arithmetic
+    /// that turns it into gains, pitches and times would overflow to infinity or NaN, so it is
+    /// played at the limit, with a warning naming it.
+    mutating func number(within limit: ClosedRange<Double> = SFZValueReader.arithmeticLimit, default fallback: Double) -> Double {
+        guard let parsed = SFZValue.leadingDouble(value) else {
+            refuse("not a number", "the default \(Self.text(fallback)) is used")
+            return fallback
+        }
+        let played = min(max(parsed, limit.lowerBound), limit.upperBound)
+        if played != parsed {
+            refuse("beyond the playable \(Self.text(limit.lowerBound))...\(Self.text(limit.upperBound))", "played as \(Self.text(played))")
+        }
+        return played
+    }
+
+    /// Far beyond any value a playable instrument uses (cutoffs in hertz, cents, percentages,
+    /// seconds), and small enough that sums and products of a few such values stay finite.
+    static let arithmeticLimit: ClosedRange<Double> = -1_000_000...1_000_000
+
+    /// A number as a warning shows it: whole numbers without a fraction.
+    private static func text(_ number: Double) -> String {
+        number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : "\(number)"
+    }
+
     /// One of an enumeration's SFZ names, or nil (with a warning) for anything else.
     mutating func choice<E: RawRepresentable & CaseIterable>(_ type: E.Type) -> E? where E.RawValue == String {
         if let chosen = E(rawValue: value) { return chosen }
@@ -109,23 +133,23 @@ enum SFZOpcodeName {
 extension SFZEnvelope {
     /// Applies an `ampeg_`/`fileg_` opcode, the prefix removed; false when the stage is unknown.
     mutating func apply(stage: String, reader: inout SFZValueReader, isFilter: Bool) -> Bool {
-        // sfizz reads times and levels permissively: what the file says is kept.
-        let anything = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude
+        // sfizz reads times and levels permissively: what the file says is kept (within the
+        // arithmetic limit).
         switch stage {
-        case "delay": delay = reader.number(anything, default: 0)
-        case "start": start = reader.number(anything, default: 0)
-        case "attack": attack = reader.number(anything, default: 0)
-        case "hold": hold = reader.number(anything, default: 0)
-        case "decay": decay = reader.number(anything, default: 0)
-        case "sustain": sustain = reader.number(anything, default: 100)
-        case "release": release = reader.number(anything, default: isFilter ? 0 : 0.001)
-        case "vel2delay": velocityToDelay = reader.number(anything, default: 0)
-        case "vel2attack": velocityToAttack = reader.number(anything, default: 0)
-        case "vel2hold": velocityToHold = reader.number(anything, default: 0)
-        case "vel2decay": velocityToDecay = reader.number(anything, default: 0)
-        case "vel2sustain": velocityToSustain = reader.number(anything, default: 0)
-        case "vel2release": velocityToRelease = reader.number(anything, default: 0)
-        case "depth" where isFilter: depth = reader.number(anything, default: 0)
+        case "delay": delay = reader.number(default: 0)
+        case "start": start = reader.number(default: 0)
+        case "attack": attack = reader.number(default: 0)
+        case "hold": hold = reader.number(default: 0)
+        case "decay": decay = reader.number(default: 0)
+        case "sustain": sustain = reader.number(default: 100)
+        case "release": release = reader.number(default: isFilter ? 0 : 0.001)
+        case "vel2delay": velocityToDelay = reader.number(default: 0)
+        case "vel2attack": velocityToAttack = reader.number(default: 0)
+        case "vel2hold": velocityToHold = reader.number(default: 0)
+        case "vel2decay": velocityToDecay = reader.number(default: 0)
+        case "vel2sustain": velocityToSustain = reader.number(default: 0)
+        case "vel2release": velocityToRelease = reader.number(default: 0)
+        case "depth" where isFilter: depth = reader.number(default: 0)
         default: return false
         }
         return true
@@ -190,7 +214,6 @@ extension SFZRegion {
     /// Returns false for an opcode this model does not know; what was wrong with a known one's
     /// value is in `reader.problems`.
     mutating func apply(_ name: String, reader: inout SFZValueReader, defaultPath: String) -> Bool {
-        let anything = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude
         let maximumFrame = Int(Int32.max)
         guard let known = SFZRegionOpcode.byName[name] else { return applyNumbered(name, reader: &reader) }
         switch known {
@@ -231,9 +254,9 @@ extension SFZRegion {
         case .hichan:
             channelRange.high = reader.integer(1...16, default: 16)
         case .lorand:
-            randomRange.low = reader.number(anything, default: 0)
+            randomRange.low = reader.number(default: 0)
         case .hirand:
-            randomRange.high = reader.number(anything, default: 1)
+            randomRange.high = reader.number(default: 1)
         case .seqLength:
             sequenceLength = reader.integer(1...100, default: 1)
         case .seqPosition:
@@ -266,21 +289,21 @@ extension SFZRegion {
             keyswitchLast = reader.optionalInteger(0...127, note: true)
         case .swDefault:
             keyswitchDefault = reader.integer(0...127, note: true, default: 60)
-        case .volume: volume = reader.number(anything, default: 0)
-        case .amplitude: amplitude = reader.number(anything, default: 100)
-        case .pan: pan = reader.number(anything, default: 0)
-        case .width: width = reader.number(anything, default: 100)
-        case .tune: tune = reader.number(anything, default: 0)
-        case .transpose: transpose = reader.number(anything, default: 0)
-        case .pitchKeytrack: pitchKeytrack = reader.number(anything, default: 100)
-        case .ampVeltrack: ampVeltrack = reader.number(anything, default: 100)
+        case .volume: volume = reader.number(default: 0)
+        case .amplitude: amplitude = reader.number(default: 100)
+        case .pan: pan = reader.number(default: 0)
+        case .width: width = reader.number(default: 100)
+        case .tune: tune = reader.number(within: -12_000...12_000, default: 0)
+        case .transpose: transpose = reader.number(within: -127...127, default: 0)
+        case .pitchKeytrack: pitchKeytrack = reader.number(default: 100)
+        case .ampVeltrack: ampVeltrack = reader.number(default: 100)
         case .filType:
             if let type = reader.choice(SFZFilterType.self) { filterType = type }
-        case .cutoff: cutoff = reader.number(anything, default: 0)
-        case .resonance: resonance = reader.number(anything, default: 0)
-        case .filKeytrack: filterKeytrack = reader.number(anything, default: 0)
+        case .cutoff: cutoff = reader.number(default: 0)
+        case .resonance: resonance = reader.number(default: 0)
+        case .filKeytrack: filterKeytrack = reader.number(default: 0)
         case .filKeycenter: filterKeycenter = reader.integer(0...127, note: true, default: 60)
-        case .filVeltrack: filterVeltrack = reader.number(anything, default: 0)
+        case .filVeltrack: filterVeltrack = reader.number(default: 0)
         case .offset:
             offset = reader.integer(0...maximumFrame, low: .keep, high: .keep, default: 0)
         case .end:
@@ -297,7 +320,6 @@ extension SFZRegion {
 
     /// The opcodes with a number in their name (`loccN`, `amp_velcurve_N`) and the envelopes'.
     private mutating func applyNumbered(_ name: String, reader: inout SFZValueReader) -> Bool {
-        let anything = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude
         if name.hasPrefix("ampeg_") {
             return amplitudeEnvelope.apply(stage: String(name.dropFirst(6)), reader: &reader, isFilter: false)
         }
@@ -305,17 +327,17 @@ extension SFZRegion {
             return filterEnvelope.apply(stage: String(name.dropFirst(6)), reader: &reader, isFilter: true)
         }
         if let cc = SFZOpcodeName.number(after: "locc", in: name), cc < 512 {
-            let value = reader.number(anything, default: 0)
+            let value = reader.number(default: 0)
             controllerRanges[cc, default: SFZRange(0, 127)].low = value
             return true
         }
         if let cc = SFZOpcodeName.number(after: "hicc", in: name), cc < 512 {
-            let value = reader.number(anything, default: 127)
+            let value = reader.number(default: 127)
             controllerRanges[cc, default: SFZRange(0, 127)].high = value
             return true
         }
         if let velocity = SFZOpcodeName.number(after: "amp_velcurve_", in: name), velocity <= 127 {
-            ampVelocityCurve.append(SFZVelocityPoint(velocity: velocity, gain: reader.number(anything, default: 0)))
+            ampVelocityCurve.append(SFZVelocityPoint(velocity: velocity, gain: reader.number(default: 0)))
             return true
         }
         return false

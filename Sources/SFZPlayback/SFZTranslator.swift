@@ -270,7 +270,11 @@ struct SFZTranslator {
             }
         }
         generators[.overridingRootKey] = Int32(rootKey)
-        let cents = Int((region.transpose * 100 + region.tune).rounded())
+        // A SoundFont tunes at most ten octaves either way (coarse tune ±120 semitones); past
+        // that every note plays outside the sample's range anyway.
+        let asked = Int((region.transpose * 100 + region.tune).rounded())
+        let cents = min(max(asked, -12_000), 12_000)
+        if cents != asked { notPlayed.add(region, "tune", "with transpose asks for \(asked) cents; played at \(cents)") }
         generators[.coarseTune] = Int32(cents / 100)
         generators[.fineTune] = Int32(cents % 100)
         generators[.scaleTuning] = Int32(min(max(region.pitchKeytrack.rounded(), 0), 1200))

@@ -227,6 +227,9 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
         case .missingNode:
             printError("\(source): \(error)")
             throw ExitCode(ExitStatus.dataError)
+        case .backend(let failure) where failure.kind == .nonFiniteAudio:
+            printError("\(output): the \(settings.instrument.description) made \(failure.reason)")
+            throw ExitCode(ExitStatus.dataError)
         case .backend(let failure) where failure.kind == .cannotCreateOutput:
             printError("\(error)")
             throw ExitCode(ExitStatus.cannotCreate)

@@ -143,4 +143,44 @@ import Testing
         #expect(try await explicit.finished().performanceFrames == summary.performanceFrames)
         #expect(backend.samples.left.count == backend2.samples.left.count && backend.samples.left == backend2.samples.left)
     }
+
+    /// A voice whose arithmetic broke: silence, then not-a-number from its fourth note on.
+    struct BrokenVoice: SynthVoice {
+        var isNaN = false, sounding = false
+        init() {}
+        mutating func prepare(sampleRate: Double) {}
+        mutating func start(_ note: VoiceNote, context: VoiceContext) { isNaN = note.key == 72; sounding = true }
+        mutating func release() { sounding = false }
+        var isFinished: Bool { !sounding }
+        mutating func render(into output: UnsafeMutablePointer<Float>, frameCount: Int, context: VoiceContext) {
+            for i in 0..<frameCount { output[i] = sounding && isNaN ? .nan : 0.1 }
+        }
+    }
+
+    @Test func anInstrumentThatMakesNaNStopsTheRenderAndLeavesNoFile() async throws {
+        // No file format holds NaN (the integer writers trapped on it): the render fails with a
+        // kind a program can name, and the half-written file is removed.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tactus-nan-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/out.wav"
+        for format in [WAVSampleFormat.s16, .f32] {
+            let graph = AudioGraph()
+            let broken = graph.add(PolyphonicInstrument(name: "Broken", parameters: []) { BrokenVoice() })
+            try graph.connect(broken, to: graph.add(OutputNode()))
+            let session = try PlaybackSession(sequence: Self.song(), graph: graph, defaultNode: broken,
+                                              options: PlaybackSession.Options(tailSeconds: 0.2))
+            try session.start(on: OfflineBackend(destination: .wavFile(path: path, format: format, channelCount: 2), blockSize: 64))
+            do {
+                _ = try await session.finished()
+                Issue.record("a NaN render finished (\(format))")
+            } catch {
+                guard case .backend(let failure) = error else { Issue.record("\(error)"); continue }
+                #expect(failure.kind == .nonFiniteAudio)
+                #expect(failure.description.hasPrefix(path + ": NaN or infinite audio from frame "), "\(failure)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: path))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty, "no temporary left")
+        }
+    }
 }

@@ -41,6 +41,9 @@ public struct AudioBackendError: Error, Sendable, Hashable, CustomStringConverti
         case cannotCreateOutput
         /// Playing failed after it started (a device write, a file write).
         case io
+        /// The graph made a sample that is not a number or is infinite (an instrument's
+        /// arithmetic overflowed); an offline backend stops rather than write it.
+        case nonFiniteAudio
     }
 
     /// The kind of failure.

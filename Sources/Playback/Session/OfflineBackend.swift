@@ -123,6 +123,16 @@ public final class OfflineBackend: AudioBackend, @unchecked Sendable {
             if kept > 0 {
                 var blockPeak = peakBits.load(ordering: .relaxed)
                 for i in 0..<kept { blockPeak = max(blockPeak, abs(left[i]).bitPattern, abs(right[i]).bitPattern) }
+                // Magnitudes order as their bit patterns, and infinity's and NaN's are the
+                // largest: one comparison per block finds a sample no file format can hold.
+                if blockPeak >= Float.infinity.bitPattern {
+                    let frame = consumed.load(ordering: .relaxed)
+                    failed.withLock {
+                        $0 = AudioBackendError(.nonFiniteAudio, backend: name,
+                                               reason: "NaN or infinite audio from frame \(frame); nothing written")
+                    }
+                    break
+                }
                 peakBits.store(blockPeak, ordering: .relaxed)
                 do {
                     if let writer {
