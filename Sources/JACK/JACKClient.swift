@@ -39,6 +39,26 @@ public enum JACKError: Error, Sendable, CustomStringConvertible, Equatable {
     case unknownPort(String, available: [String])
     /// The server shut down or threw the client out while it ran.
     case shutdown(reason: String)
+    /// A server name (`--jack-server`, `$JACK_DEFAULT_SERVER`) libjack cannot take safely.
+    case invalidServerName(String, reason: String)
+
+    /// The longest server name accepted, in UTF-8 bytes. libjack copies the name, and paths
+    /// built from it, into fixed buffers without checking: a name of about 270 bytes overran
+    /// its stack. Real names are a word or two.
+    public static let maximumServerNameBytes = 64
+
+    /// Why libjack could not safely take `name` as a server name, or nil when it can.
+    public static func serverNameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "is empty" }
+        if name.utf8.count > maximumServerNameBytes {
+            return "is \(name.utf8.count) bytes long; a JACK server name has at most \(maximumServerNameBytes)"
+        }
+        // The name becomes a folder name under /dev/shm and /tmp.
+        if name.contains("/") || name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return "contains a slash or a control character"
+        }
+        return nil
+    }
 
     public var description: String {
         switch self {
@@ -57,6 +77,9 @@ public enum JACKError: Error, Sendable, CustomStringConvertible, Equatable {
             return "no JACK port '\(name)' (\(list))"
         case .shutdown(let reason):
             return "the JACK server stopped the client: \(reason)"
+        case .invalidServerName(let name, let reason):
+            let shown = name.count > 40 ? String(name.prefix(40)) + "…" : name
+            return "the JACK server name '\(shown.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : String($0) }.joined())' \(reason)"
         }
     }
 }

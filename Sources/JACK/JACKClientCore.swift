@@ -55,6 +55,11 @@ public final class JACKClient: @unchecked Sendable {
     /// With `audioInput`, also `in_left`/`in_right`, whose signal each cycle carries.
     public init(name: String = "Tactus", server: String? = nil, audioInput: Bool = false, midiInput: Bool = false,
                 midiOutput: Bool = false) throws(JACKError) {
+        // libjack reads $JACK_DEFAULT_SERVER itself when no server is named: both are checked.
+        if let named = server ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"],
+           let problem = JACKError.serverNameProblem(named) {
+            throw .invalidServerName(named, reason: problem)
+        }
         try JACKLibrary.load()
         var status: Int32 = 0
         guard let client = tactus_jack_client_open(name, server, &status) else {

@@ -45,6 +45,10 @@ struct AudioDriverOptions: ParsableArguments {
             printError("\(file): --device names an ALSA PCM; with --driver jack, use --jack-server and --connect")
             throw ExitCode(ExitStatus.usage)
         }
+        if let jackServer, let problem = JACKError.serverNameProblem(jackServer) {
+            printError("\(file): --jack-server: \(JACKError.invalidServerName(jackServer, reason: problem))")
+            throw ExitCode(ExitStatus.usage)
+        }
         if let connect, connect.split(separator: ",").isEmpty {
             printError("\(file): --connect needs port names, or 'none'")
             throw ExitCode(ExitStatus.usage)

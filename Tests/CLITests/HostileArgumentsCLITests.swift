@@ -124,4 +124,24 @@ struct HostileArgumentsCLITests {
         Self.expectRefused(far, status: 65, prefix: mid + ": ", mentioning: ["2147483647"])
         #expect(!FileManager.default.fileExists(atPath: mid))
     }
+
+    @Test("A JACK server name libjack cannot hold is refused before libjack sees it, from the option or the environment")
+    func longJACKServerName() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let song = CLI.song("click-track.mid")
+        // About 270 bytes overran libjack's stack; 65 is the first length refused.
+        for name in [String(repeating: "x", count: 300), String(repeating: "é", count: 33), "a/b"] {
+            let reason = name == "a/b" ? "slash" : "\(name.utf8.count) bytes long"
+            Self.expectRefused(try CLI.run(["play", song, "--driver", "jack", "--jack-server", name]), prefix: song + ": --jack-server: ", mentioning: [reason])
+            let take = dir.appendingPathComponent("take.mid").path
+            Self.expectRefused(try CLI.run(["record", "-o", take, "--driver", "jack", "--jack-server", name]), prefix: take + ": --jack-server: ", mentioning: [reason])
+            #expect(!FileManager.default.fileExists(atPath: take))
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["JACK_DEFAULT_SERVER"] = String(repeating: "y", count: 300)
+        let r = try CLI.run(["play", song, "--driver", "jack", "--quiet"], environment: environment)
+        #expect(r.status == 69, "\(r.status): \(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1 && r.stderr.contains("300 bytes long"), "\(r.stderr)")
+    }
 }
