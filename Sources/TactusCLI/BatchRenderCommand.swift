@@ -169,7 +169,11 @@ extension RenderCommand {
         let p = summary.progress
         let line = "\(output): \(p.done) of \(p.total) rendered (\(p.failed) failed), \(p.skipped) skipped, "
             + String(format: "%.2f h of audio in %.1f s; manifest %@", p.audioSeconds / 3600, p.elapsedSeconds, manifestPath)
-        if !input.quiet { print(line) }
+        // A summary that cannot be printed comes after the batch's own outcome: a failed or
+        // interrupted batch keeps its status.
+        var report = OutputBuffer()
+        if !input.quiet { report.line(line) }
+        report.flush()
         if summary.wasInterrupted {
             printError("\(output): stopped by a signal; files in flight were abandoned, the manifest is complete, a rerun resumes")
             throw ExitCode(batchStopSignal == SIGINT ? 130 : ExitStatus.terminated)
@@ -182,6 +186,7 @@ extension RenderCommand {
             printError("\(output): \(p.failed) input\(p.failed == 1 ? "" : "s") failed; see \(manifestPath)")
             throw ExitCode(ExitStatus.dataError)
         }
+        try report.finish()
     }
 
     /// Files done and failed, hours of audio, speed against real time and the time left.

@@ -71,7 +71,9 @@ struct EditCommand: ParsableCommand {
             guard let output = script.output else { throw EditUsageError(option: "-o", reason: "an output file is needed (or --dry-run)") }
             if output.lowercased().hasSuffix(".wav") {
                 // WAV export goes through the renderer, with `tactus render`'s defaults.
-                try renderToFile(sequence, source: script.input, output: output, settings: RenderSettings(quiet: script.quiet))
+                var report = OutputBuffer()
+                try renderToFile(sequence, source: script.input, output: output, settings: RenderSettings(quiet: script.quiet), report: &report)
+                try report.finish()
                 return
             }
             let layout: SMFLayout = script.format == 0 ? .format0 : script.format == 1 ? .format1 : .asRead

@@ -319,7 +319,7 @@ struct PlayCommand: ParsableCommand {
             // One summary line, like render's: what was played, where, and how many underruns.
             let played = Double(summary.performanceFrames) / Double(summary.sampleRate)
             let xruns = summary.underruns
-            print("\(file): \(summary.ending == .stopped ? "stopped" : "played \(formatDuration(played))") on \(driverOptions.describe(backend, device: device)) at \(summary.sampleRate) Hz, "
+            try printLine("\(file): \(summary.ending == .stopped ? "stopped" : "played \(formatDuration(played))") on \(driverOptions.describe(backend, device: device)) at \(summary.sampleRate) Hz, "
                   + "\(summary.format.latencyFrames) frames of buffer, \(xruns) underrun\(xruns == 1 ? "" : "s")")
         }
         if interrupted { throw ExitCode(130) }
@@ -384,7 +384,7 @@ extension PlayCommand {
             throw ExitCode(ExitStatus.ioError)
         }
         let seconds = Double(timeline.endNanoseconds) / 1e9
-        print("\(file): \(end == .stopped ? "stopped" : "played \(formatDuration(seconds))") to \(names.joined(separator: ", ")), "
+        try printLine("\(file): \(end == .stopped ? "stopped" : "played \(formatDuration(seconds))") to \(names.joined(separator: ", ")), "
               + "\(timeline.messages.count) MIDI message\(timeline.messages.count == 1 ? "" : "s")")
         if end == .stopped { throw ExitCode(130) }
     }

@@ -144,7 +144,9 @@ struct RenderCommand: ParsableCommand {
                           transport: plan, instrument: instrumentOptions)
         settings.instrument = try instrumentOptions.choose(input: input)
         guard dataset.isUsed else {
-            try renderToFile(sequence, source: file, output: output, settings: settings, transport: plan)
+            var report = OutputBuffer()
+            try renderToFile(sequence, source: file, output: output, settings: settings, transport: plan, report: &report)
+            try report.finish()
             return
         }
         try renderDataset(sequence, source: file, output: output, settings: settings, transport: plan,
@@ -167,13 +169,15 @@ struct RenderSettings {
 
 /// Renders `sequence` with the default graph to an audio file at `output`: written to a
 /// temporary file and renamed at the end, so an interrupted or failed render leaves nothing
-/// (a device or FIFO is written in place, `-` is standard output). Prints the duration, peak
-/// level and speed (to standard error when the audio goes to standard output).
+/// (a device or FIFO is written in place, `-` is standard output). Adds the duration, peak
+/// level and speed to `report` (or prints them to standard error when the audio goes to
+/// standard output): the caller finishes the report once every file is written, so a summary
+/// that cannot be printed never stops the files after it.
 /// Playback goes through a ``PlaybackSession`` on an ``OfflineBackend`` with the transport
 /// `plan` (rate, from, to, loop): the same session and engine path as `tactus play`.
 @discardableResult
 func renderToFile(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings,
-                  transport plan: TransportPlan = TransportPlan()) throws -> RenderedAudio {
+                  transport plan: TransportPlan = TransportPlan(), report: inout OutputBuffer) throws -> RenderedAudio {
     try settings.instrument.prepareSamples(for: sequence)
 
     let writer: any AudioSink
@@ -254,7 +258,7 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     if case .wav(let sample) = settings.audioFormat { encoding = sample.rawValue } else { encoding = settings.audioFormat.description }
     let summaryLine = "\(output): \(formatDuration(statistics.seconds)) (\(String(format: "%.3f", statistics.seconds)) s) at \(settings.sampleRate) Hz \(encoding) \(settings.mono ? "mono" : "stereo"), peak \(peak), rendered in \(String(format: "%.2f", seconds)) s (\(speed)) with the \(settings.instrument.description)"
     // With the audio on standard output, the summary must not mix into it.
-    if OutputDestination.isStandardOutput(output) { printError(summaryLine) } else { print(summaryLine) }
+    if OutputDestination.isStandardOutput(output) { printError(summaryLine) } else { report.line(summaryLine) }
     return RenderedAudio(frameCount: summary.framesPlayed, endFrame: progress.player?.endOutputFrame ?? summary.framesPlayed)
 }
 

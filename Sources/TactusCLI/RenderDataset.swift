@@ -94,16 +94,19 @@ func renderDataset(_ sequence: MusicSequence, source: String, output: String, se
         try refuseInputAsOutput(path, inputs: [source, instrumentOptions.soundFont, instrumentOptions.instrument], what: "a stem")
     }
     var written: [String] = []
+    // Printed once every file is written: a full standard output must not undo them.
+    var report = OutputBuffer()
     do {
-        let mix = try renderToFile(sequence, source: source, output: output, settings: settings, transport: plan)
+        let mix = try renderToFile(sequence, source: source, output: output, settings: settings, transport: plan, report: &report)
         written.append(output)
+        report.flush()
         for (stem, path) in zip(stems, stemPaths) {
             try renderStem(stem, path: path, source: source, frameCount: mix.frameCount, endFrame: mix.endFrame,
                            settings: settings, transport: plan, instrumentOptions: instrumentOptions)
             written.append(path)
         }
         if let directory = options.stemsDirectory, !settings.quiet {
-            print("\(directory): \(stems.count) stem\(stems.count == 1 ? "" : "s") by \(options.grouping?.rawValue ?? "track"), \(mix.frameCount) frames each")
+            report.line("\(directory): \(stems.count) stem\(stems.count == 1 ? "" : "s") by \(options.grouping?.rawValue ?? "track"), \(mix.frameCount) frames each")
         }
         if let labelsPath = options.labelsPath {
             let schedule = Schedule(sequence: sequence, sampleRate: settings.sampleRate, defaultNode: DefaultGraph.instrumentID)
@@ -117,7 +120,7 @@ func renderDataset(_ sequence: MusicSequence, source: String, output: String, se
                 throw ExitCode(ExitStatus.cannotCreate)
             }
             written.append(labelsPath)
-            if !settings.quiet { print("\(labelsPath): \(labels.count) note label\(labels.count == 1 ? "" : "s")") }
+            if !settings.quiet { report.line("\(labelsPath): \(labels.count) note label\(labels.count == 1 ? "" : "s")") }
         }
     } catch {
         for path in written where !OutputDestination.isStandardOutput(path) {
@@ -125,6 +128,7 @@ func renderDataset(_ sequence: MusicSequence, source: String, output: String, se
         }
         throw error
     }
+    try report.finish()
 }
 
 /// The stem files' paths (the stem's name and the mix's extension), creating the folder if it

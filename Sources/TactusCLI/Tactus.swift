@@ -41,6 +41,15 @@ func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
 
+/// Prints one line to standard output, checked as ``OutputBuffer`` checks: a summary line that
+/// could not be written (a full disk, `> /dev/full`) ends the command with exit 74, a closed
+/// pipe with 141, instead of exit 0.
+func printLine(_ line: String) throws {
+    var output = OutputBuffer()
+    output.line(line)
+    try output.finish()
+}
+
 /// Writes to standard output in large pieces (print() per line is slow for big dumps), and
 /// remembers a failed write so the command can end with an error instead of exit 0 over
 /// truncated output.

@@ -195,6 +195,28 @@ struct OutputSafetyCLITests {
         #expect(Self.isCharacterDevice("/dev/full"))
     }
 
+    @Test("render, render --stems and a batch write their files, then on a full standard output their summary line is exit 74, not 0")
+    func summariesOnAFullStandardOutput() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let song = CLI.song("click-track.mid")
+        let options = ["--instrument", "builtin", "--to", "2:1", "--tail", "0"]
+        let wav = dir.appendingPathComponent("mix.wav").path
+        let stems = dir.appendingPathComponent("stems").path
+        let batch = dir.appendingPathComponent("batch").path + "/"
+        for arguments in [["render", song, "-o", wav] + options, ["render", song, "-o", wav, "--stems", stems] + options,
+                          ["render", song, "-o", batch, "--instrument", "builtin", "--tail", "0"]] {
+            let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+            defer { try? full.close() }
+            let result = try Self.run(arguments, standardOutput: full)
+            #expect(result.status == 74, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasSuffix("tactus: standard output: write failed (No space left on device)\n"), "\(result.stderr)")
+        }
+        #expect(FileManager.default.fileExists(atPath: wav))
+        #expect(try !FileManager.default.contentsOfDirectory(atPath: stems).isEmpty)
+        #expect(FileManager.default.fileExists(atPath: batch + "click-track.wav"))
+    }
+
     @Test("A reader that closes the pipe early (as `| head` does) ends dump quietly, as SIGPIPE ends other tools")
     func aClosedPipeEndsQuietly() throws {
         let pipe = Pipe()
