@@ -22,7 +22,7 @@ public struct SFZDiskFiles: SFZFileSource, Sendable {
 
     /// Reads the whole regular file at `path`.
     public func contents(of path: String, maximumSize: Int) throws(SFZError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let reason = errno == ENOENT ? "no such file" : "cannot open: \(String(cString: strerror(errno)))"
             throw SFZError(path: path, kind: .unreadableFile, reason: reason)

@@ -33,7 +33,7 @@ enum SFZSampleReader {
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw PCMAudioError(reason: "libsndfile.so.1 cannot be loaded (\(reason)); samples other than WAV need it: apt-get install libsndfile1")
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             throw PCMAudioError(reason: errno == ENOENT ? "no such file" : "cannot open: \(String(cString: strerror(errno)))", isUnreadableInput: true)
         }

@@ -10,7 +10,7 @@ final class MappedFile: SoundFontBank.SampleStorage, @unchecked Sendable {
     /// Maps the file at `path`. Errors carry no path; the caller adds it.
     init(path: String, maximumSize: Int) throws(SoundFontError) {
         let whole = SoundFontLocation(chunk: nil, offset: 0)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             throw SoundFontError(location: whole, reason: .cannotOpen(errno == ENOENT ? "no such file" : String(cString: strerror(errno))))
         }

@@ -61,12 +61,21 @@ public enum SoundFontDiscovery {
         /// Every path looked at, with where it came from, in order.
         public var tried: [Choice]
 
+        /// Why the one path named (by the option or the environment) is there but cannot be a
+        /// bank: "is a FIFO", "is a directory", "cannot be read (Permission denied)"; nil when
+        /// nothing is there.
+        public var problem: String?
+
         /// Creates the error.
-        public init(tried: [Choice]) {
+        public init(tried: [Choice], problem: String? = nil) {
             self.tried = tried
+            self.problem = problem
         }
 
         public var description: String {
+            if let problem, let named = tried.first {
+                return "\(named.path) (from \(named.origin)): \(problem), not a SoundFont file"
+            }
             let list = tried.map { "\($0.path) (from \($0.origin))" }.joined(separator: ", ")
             return "\(tried.first?.path ?? "SoundFont"): no such SoundFont file; tried \(list)"
         }
@@ -88,11 +97,15 @@ public enum SoundFontDiscovery {
                                environment: [String: String] = currentEnvironment(),
                                fileExists: (String) -> Bool = isRegularFile) throws(NotFound) -> Choice? {
         if let explicitPath {
-            guard fileExists(explicitPath) else { throw NotFound(tried: [Choice(path: explicitPath, origin: .option)]) }
+            guard fileExists(explicitPath) else {
+                throw NotFound(tried: [Choice(path: explicitPath, origin: .option)], problem: problem(with: explicitPath))
+            }
             return Choice(path: explicitPath, origin: .option)
         }
         if let fromEnvironment = environment[environmentVariable], !fromEnvironment.isEmpty {
-            guard fileExists(fromEnvironment) else { throw NotFound(tried: [Choice(path: fromEnvironment, origin: .environment)]) }
+            guard fileExists(fromEnvironment) else {
+                throw NotFound(tried: [Choice(path: fromEnvironment, origin: .environment)], problem: problem(with: fromEnvironment))
+            }
             return Choice(path: fromEnvironment, origin: .environment)
         }
         return standardPaths.first(where: fileExists).map { Choice(path: $0, origin: .standardLocation) }
@@ -110,6 +123,21 @@ public enum SoundFontDiscovery {
             entry += 1
         }
         return result
+    }
+
+    /// Why something at `path` cannot be read as a bank, or nil when nothing is there (or it
+    /// can be): stat(2) only, so a FIFO is never opened and cannot block.
+    static func problem(with path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG:
+            return access(path, R_OK) == 0 ? nil : "cannot be read (\(String(cString: strerror(errno))))"
+        case S_IFDIR: return "is a directory"
+        case S_IFIFO: return "is a FIFO"
+        case S_IFSOCK: return "is a socket"
+        default: return "is a device"
+        }
     }
 
     /// True when `path` names a regular file (after following symbolic links) that can be read.

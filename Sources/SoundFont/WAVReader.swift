@@ -121,7 +121,7 @@ enum WAVReader {
 
 /// The whole content of a file, or why it cannot be read.
 func readWholeFile(_ path: String) throws(WAVProblem) -> [UInt8] {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     guard fd >= 0 else {
         throw WAVProblem(reason: errno == ENOENT ? "no such file" : "cannot open: \(String(cString: strerror(errno)))", isUnreadableInput: true)
     }

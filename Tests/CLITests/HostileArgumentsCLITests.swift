@@ -144,4 +144,29 @@ struct HostileArgumentsCLITests {
         #expect(r.status == 69, "\(r.status): \(r.stderr)")
         #expect(r.stderr.split(separator: "\n").count == 1 && r.stderr.contains("300 bytes long"), "\(r.stderr)")
     }
+
+    @Test("A FIFO named as an instrument or bank is refused at once, named as what it is, instead of waiting for a writer")
+    func fifoInstruments() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let song = CLI.song("click-track.mid")
+        let out = dir.appendingPathComponent("out.wav").path
+        for (name, option, message) in [("i.sfz", "--instrument", "i.sfz: not a regular file"),
+                                        ("p.json", "--instrument", "p.json: not a regular file"),
+                                        ("b.sf2", "--soundfont", "b.sf2 (from --soundfont): is a FIFO, not a SoundFont file")] {
+            let fifo = dir.appendingPathComponent(name).path
+            #expect(mkfifo(fifo, 0o600) == 0)
+            // Should the open block again, a writer arrives later and ends the wait: the test
+            // then fails on the message instead of hanging.
+            let release = Thread {
+                Thread.sleep(forTimeInterval: 10)
+                let fd = open(fifo, O_WRONLY | O_NONBLOCK)
+                if fd >= 0 { close(fd) }
+            }
+            release.start()
+            let r = try CLI.run(["render", song, "-o", out, option, fifo, "--quiet"])
+            Self.expectRefused(r, status: 66, prefix: dir.path + "/" + message)
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+    }
 }
