@@ -88,6 +88,9 @@ public struct BatchProgress: Sendable {
     public var failed = 0
     /// Skipped as complete or failed before.
     public var skipped = 0
+    /// Skipped because an earlier run recorded them as failed, timed out or too long (they
+    /// still have no output; `--retry-failed` renders them again).
+    public var failedBefore = 0
     /// Seconds of audio written.
     public var audioSeconds = 0.0
     /// Wall-clock seconds since the run began.
@@ -102,6 +105,10 @@ public struct BatchSummary: Sendable {
     public var wasInterrupted = false
     /// True when `--max-failures` stopped the run.
     public var reachedMaximumFailures = false
+    /// Why the run stopped early when an output could not be written for a reason outside its
+    /// input (no space left, a read-only folder): every later file would fail the same way, so
+    /// none is started, and the next run renders them all.
+    public var environmentFailure: String?
 }
 
 /// A stop request shared with a signal handler.
@@ -177,6 +184,7 @@ public final class BatchRenderer: Sendable {
         let state = Locked(BatchProgress())
         let failures = Atomic<Int>(0)
         let manifestFailure = Locked<ManifestError?>(nil)
+        let environmentFailure = Locked<String?>(nil)
         let toRender = plan.filter { $0.action == .render }
         let crashedCount = plan.filter { $0.action == .crashed }.count
         state.withLock {
@@ -184,6 +192,12 @@ public final class BatchRenderer: Sendable {
             $0.skipped = plan.count - toRender.count
             // Skipped, but still failing: the run's result says so.
             $0.failed = crashedCount
+            $0.failedBefore = plan.filter { $0.action == .failedBefore }.count
+        }
+        // Temporaries of earlier runs that died (kill -9, a power cut), whatever their
+        // input's action in this run, in every folder the plan writes to.
+        for folder in Set(plan.map { ($0.output as NSString).deletingLastPathComponent }) {
+            OutputFile.removeStaleTemporaries(inDirectory: folder)
         }
         // A crashed input is recorded once, so the manifests list it.
         for entry in plan where entry.action == .crashed && !entry.isRecordedAsCrashed {
@@ -208,6 +222,10 @@ public final class BatchRenderer: Sendable {
                 stop.request()
             }
             if record.status.isFailure { failures.add(1, ordering: .relaxed) }
+            if record.status == .notWritten {
+                environmentFailure.withLock { $0 = $0 ?? record.message }
+                stop.request()
+            }
             let snapshot = state.withLock { counts -> BatchProgress in
                 if record.status != .interrupted { counts.done += 1 }
                 if record.status.isFailure { counts.failed += 1 }
@@ -243,7 +261,9 @@ public final class BatchRenderer: Sendable {
         done.wait()
         if let error = manifestFailure.withLock({ $0 }) { throw error }
         var summary = BatchSummary(progress: state.withLock { $0 })
-        summary.wasInterrupted = stop.isRequested && summary.progress.done + summary.progress.skipped < plan.count
+        summary.environmentFailure = environmentFailure.withLock { $0 }
+        summary.wasInterrupted = summary.environmentFailure == nil && stop.isRequested
+            && summary.progress.done + summary.progress.skipped < plan.count
         summary.reachedMaximumFailures = reachedLimit() && summary.progress.done < summary.progress.total
         return summary
     }

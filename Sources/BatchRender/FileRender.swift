@@ -81,10 +81,20 @@ struct FileRender {
         static let ioError: Int32 = 74
     }
 
+    /// The reasons an output cannot be written that lie outside the input, as the writers
+    /// word them (their errors carry strerror(3)'s text, from libsndfile too, not the number).
+    static let environmentReasons = [ENOSPC, EDQUOT, EROFS, EACCES, EPERM].map { String(cString: strerror($0)) }
+
     func run() -> Outcome {
         var outcome = Outcome()
         func fail(_ code: Int32, _ message: String, status: BatchStatus = .failed) -> Outcome {
             outcome.status = status
+            // An output that could not be written because of the disk or the folder is not this
+            // input's fault: the next run tries it again.
+            if status == .failed, code == Code.cannotCreate || code == Code.ioError,
+               Self.environmentReasons.contains(where: { message.contains($0) }) {
+                outcome.status = .notWritten
+            }
             outcome.errorCode = code
             outcome.message = message
             return outcome

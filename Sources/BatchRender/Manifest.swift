@@ -17,6 +17,10 @@ public enum BatchStatus: String, Codable, Sendable, CaseIterable {
     case crashed
     /// Stopped half-way by SIGTERM or SIGINT: nothing written, redone by the next run.
     case interrupted
+    /// The output could not be written for a reason outside the input (no space left, a
+    /// quota, a read-only or unwritable folder): the run stopped there, and the next one
+    /// renders it again.
+    case notWritten = "not written"
 
     /// Statuses a rerun keeps (not redone without `--retry-failed`).
     public var isFailure: Bool { self == .failed || self == .timedOut || self == .tooLong || self == .crashed }
@@ -133,8 +137,20 @@ public final class Manifest: Sendable {
         }
         line.append(0x0A)
         let failure: String? = descriptor.withLock { fd in
-            let written = line.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
-            if written != line.count { return String(cString: strerror(errno)) }
+            // A line is whole or absent: a short write (a full disk) is cut back off, or the
+            // torn line would swallow the next record when the manifest is read.
+            let before = lseek(fd, 0, SEEK_END)
+            var offset = 0
+            while offset < line.count {
+                let n = line.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 {
+                    let reason = String(cString: strerror(n < 0 ? errno : EIO))
+                    if before >= 0 { _ = ftruncate(fd, before) }
+                    return reason
+                }
+                offset += n
+            }
             if fdatasync(fd) != 0 { return String(cString: strerror(errno)) }
             return nil
         }

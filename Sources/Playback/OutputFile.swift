@@ -148,6 +148,24 @@ public final class OutputFile {
         }
         return removed
     }
+
+    /// Removes every temporary file in `directory` left by a process that died while writing
+    /// it, whatever its output's name; those of live processes are kept. Returns the paths
+    /// removed.
+    @discardableResult
+    public static func removeStaleTemporaries(inDirectory directory: String) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        var removed: [String] = []
+        for name in names where name.hasPrefix(".") {
+            guard let infix = name.range(of: temporaryInfix, options: .backwards) else { continue }
+            guard let pid = name[infix.upperBound...].split(separator: "-").first.flatMap({ Int32($0) }), pid > 0 else { continue }
+            if pid == getpid() { continue }
+            if kill(pid, 0) == 0 || errno == EPERM { continue }
+            let stale = directory + "/" + name
+            if unlink(stale) == 0 { removed.append(stale) }
+        }
+        return removed
+    }
 }
 
 /// Something that takes rendered audio and turns it into a complete output.

@@ -167,13 +167,19 @@ extension RenderCommand {
         }
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         let p = summary.progress
-        let line = "\(output): \(p.done) of \(p.total) rendered (\(p.failed) failed), \(p.skipped) skipped, "
+        let before = p.failedBefore > 0 ? " (\(p.failedBefore) failed before)" : ""
+        let line = "\(output): \(p.done) of \(p.total) rendered (\(p.failed) failed), \(p.skipped) skipped\(before), "
             + String(format: "%.2f h of audio in %.1f s; manifest %@", p.audioSeconds / 3600, p.elapsedSeconds, manifestPath)
         // A summary that cannot be printed comes after the batch's own outcome: a failed or
         // interrupted batch keeps its status.
         var report = OutputBuffer()
         if !input.quiet { report.line(line) }
         report.flush()
+        if let reason = summary.environmentFailure {
+            let left = p.total - p.done
+            printError("\(output): stopped, an output could not be written: \(reason); \(left) file\(left == 1 ? "" : "s") left, which a rerun renders")
+            throw ExitCode(ExitStatus.ioError)
+        }
         if summary.wasInterrupted {
             printError("\(output): stopped by a signal; files in flight were abandoned, the manifest is complete, a rerun resumes")
             throw ExitCode(batchStopSignal == SIGINT ? 130 : ExitStatus.terminated)
@@ -182,8 +188,14 @@ extension RenderCommand {
             printError("\(output): stopped after \(p.failed) failures (--max-failures); see \(manifestPath)")
             throw ExitCode(ExitStatus.dataError)
         }
-        if p.failed > 0 {
-            printError("\(output): \(p.failed) input\(p.failed == 1 ? "" : "s") failed; see \(manifestPath)")
+        if p.failed > 0 || p.failedBefore > 0 {
+            // A rerun that skips earlier failures still ends without their outputs.
+            var parts: [String] = []
+            if p.failed > 0 { parts.append("\(p.failed) input\(p.failed == 1 ? "" : "s") failed") }
+            if p.failedBefore > 0 {
+                parts.append("\(p.failedBefore) failed in an earlier run and \(p.failedBefore == 1 ? "was" : "were") not retried (--retry-failed renders \(p.failedBefore == 1 ? "it" : "them") again)")
+            }
+            printError("\(output): \(parts.joined(separator: "; ")); see \(manifestPath)")
             throw ExitCode(ExitStatus.dataError)
         }
         try report.finish()
