@@ -40,6 +40,39 @@ public enum BatchInputError: Error, Equatable, CustomStringConvertible {
     }
 }
 
+/// A file or folder a folder search passed over, and why: the batch names each, so nothing
+/// is left out without a word.
+public struct SkippedInput: Sendable, Hashable, CustomStringConvertible {
+    /// Why it was passed over.
+    public enum Reason: String, Sendable, Hashable {
+        /// A MIDI file whose name starts with a dot.
+        case hiddenFile = "a hidden file"
+        /// A folder whose name starts with a dot: not searched.
+        case hiddenFolder = "a hidden folder, not searched"
+        /// A symbolic link to a folder: not followed, so a link cannot loop or leave the tree.
+        case linkedFolder = "a symbolic link to a folder, not followed"
+        /// A symbolic link to nothing.
+        case brokenLink = "a symbolic link to nothing"
+        /// A name that is not UTF-8, which the paths Tactus passes on cannot carry.
+        case undecodableName = "its name is not UTF-8; rename it to render it"
+        /// A folder that cannot be listed.
+        case unreadableFolder = "a folder that cannot be listed"
+    }
+
+    /// The path as given under its folder (bytes that are not UTF-8 shown as `\xNN`).
+    public var path: String
+    /// Why.
+    public var reason: Reason
+
+    /// Creates a record of a skipped path.
+    public init(path: String, reason: Reason) {
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String { "\(path): skipped, \(reason.rawValue)" }
+}
+
 /// Gathers the inputs of a batch.
 public enum BatchInputs {
     /// Extensions taken from folders (case-insensitive); files named one by one are taken
@@ -51,6 +84,15 @@ public enum BatchInputs {
     /// read from a list, taken as written, without a leading `/` or `./`), sorted by relative
     /// path. Throws when a path is missing or two inputs would share an output.
     public static func gather(arguments: [String], listed: [String] = []) throws(BatchInputError) -> [BatchInput] {
+        var skipped: [SkippedInput] = []
+        return try gather(arguments: arguments, listed: listed, skipped: &skipped)
+    }
+
+    /// As ``gather(arguments:listed:)``, adding to `skipped` what the folder searches passed
+    /// over: hidden files and folders, links to folders, broken links, names that are not
+    /// UTF-8. A symbolic link to a MIDI file is an input like the file.
+    public static func gather(arguments: [String], listed: [String] = [],
+                              skipped: inout [SkippedInput]) throws(BatchInputError) -> [BatchInput] {
         var inputs: [BatchInput] = []
         for argument in arguments {
             var isDirectory: ObjCBool = false
@@ -58,7 +100,7 @@ public enum BatchInputs {
                 throw .unreadable(argument, "no such file or folder")
             }
             if isDirectory.boolValue {
-                inputs += try walk(folder: argument)
+                try walk(folder: argument, into: &inputs, skipped: &skipped)
             } else {
                 inputs.append(BatchInput(path: argument, relativePath: (argument as NSString).lastPathComponent))
             }
@@ -71,6 +113,7 @@ public enum BatchInputs {
             inputs.append(BatchInput(path: path, relativePath: components.joined(separator: "/")))
         }
         inputs.sort { $0.relativePath < $1.relativePath }
+        skipped.sort { $0.path < $1.path }
         var seen: [String: String] = [:]
         for input in inputs {
             let key = (input.relativePath as NSString).deletingPathExtension
@@ -94,24 +137,79 @@ public enum BatchInputs {
         return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init)
     }
 
-    private static func walk(folder: String) throws(BatchInputError) -> [BatchInput] {
-        let root = URL(fileURLWithPath: folder)
-        guard let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey],
-                                                              options: [.skipsHiddenFiles]) else {
-            throw .unreadable(folder, "cannot list the folder")
+    /// Searches `folder` with readdir(3), which sees names as bytes and links as links, where
+    /// FileManager's enumerator silently dropped both.
+    private static func walk(folder: String, into found: inout [BatchInput], skipped: inout [SkippedInput]) throws(BatchInputError) {
+        let top = folder.hasSuffix("/") ? String(folder.dropLast()) : folder
+        guard let stream = opendir(folder) else { throw .unreadable(folder, "cannot list the folder (\(String(cString: strerror(errno))))") }
+        var pending: [(stream: OpaquePointer, path: String, relative: String)] = [(stream, top, "")]
+        while let (stream, directory, relative) = pending.popLast() {
+            defer { closedir(stream) }
+            for (bytes, type) in entries(of: stream) {
+                let isMIDIName = hasMIDIExtension(bytes)
+                guard let name = String(validating: bytes, as: UTF8.self) else {
+                    if isMIDIName || type == DT_DIR {
+                        let shown = bytes.map { $0 < 0x80 ? String(UnicodeScalar($0)) : String(format: "\\x%02X", $0) }.joined()
+                        skipped.append(SkippedInput(path: directory + "/" + shown, reason: .undecodableName))
+                    }
+                    continue
+                }
+                let path = directory + "/" + name
+                let relativePath = relative.isEmpty ? name : relative + "/" + name
+                var link = stat()
+                guard lstat(path, &link) == 0 else { continue }
+                let kind = link.st_mode & S_IFMT
+                if name.hasPrefix(".") {
+                    if kind == S_IFDIR {
+                        skipped.append(SkippedInput(path: path, reason: .hiddenFolder))
+                    } else if isMIDIName {
+                        skipped.append(SkippedInput(path: path, reason: .hiddenFile))
+                    }
+                    continue
+                }
+                switch kind {
+                case S_IFDIR:
+                    if let inner = opendir(path) {
+                        pending.append((inner, path, relativePath))
+                    } else {
+                        skipped.append(SkippedInput(path: path, reason: .unreadableFolder))
+                    }
+                case S_IFREG where isMIDIName:
+                    found.append(BatchInput(path: path, relativePath: relativePath))
+                case S_IFLNK:
+                    var target = stat()
+                    if stat(path, &target) != 0 {
+                        if isMIDIName { skipped.append(SkippedInput(path: path, reason: .brokenLink)) }
+                    } else if target.st_mode & S_IFMT == S_IFDIR {
+                        skipped.append(SkippedInput(path: path, reason: .linkedFolder))
+                    } else if target.st_mode & S_IFMT == S_IFREG && isMIDIName {
+                        found.append(BatchInput(path: path, relativePath: relativePath))
+                    }
+                default:
+                    break
+                }
+            }
         }
-        let rootPath = root.standardizedFileURL.path
-        var found: [BatchInput] = []
-        for case let url as URL in enumerator {
-            guard midiExtensions.contains(url.pathExtension.lowercased()) else { continue }
-            guard (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
-            let full = url.standardizedFileURL.path
-            var relative = String(full.dropFirst(rootPath.count))
-            while relative.hasPrefix("/") { relative.removeFirst() }
-            let shown = folder.hasSuffix("/") ? folder + relative : folder + "/" + relative
-            found.append(BatchInput(path: shown, relativePath: relative))
+    }
+
+    /// The names in a directory stream (without `.` and `..`) as bytes, with their d_type.
+    private static func entries(of stream: OpaquePointer) -> [(name: [UInt8], type: Int)] {
+        var result: [(name: [UInt8], type: Int)] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw in
+                Array(raw.prefix(while: { $0 != 0 }))
+            }
+            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            result.append((name, Int(entry.pointee.d_type)))
         }
-        return found
+        return result
+    }
+
+    /// True when `name` ends with one of ``midiExtensions`` (any case).
+    private static func hasMIDIExtension(_ name: [UInt8]) -> Bool {
+        guard let dot = name.lastIndex(of: 0x2E) else { return false }
+        let suffix = String(decoding: name[(dot + 1)...], as: UTF8.self).lowercased()
+        return midiExtensions.contains(suffix)
     }
 }
 

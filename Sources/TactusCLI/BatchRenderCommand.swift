@@ -86,9 +86,10 @@ extension RenderCommand {
         try instrumentOptions.validate(file: output)
 
         let inputs: [BatchInput]
+        var skipped: [SkippedInput] = []
         do {
             let listed = try batch.inputList.map { try BatchInputs.readList($0) } ?? []
-            inputs = try BatchInputs.gather(arguments: files, listed: listed)
+            inputs = try BatchInputs.gather(arguments: files, listed: listed, skipped: &skipped)
         } catch {
             printError("\(error)")
             if let error = error as? BatchInputError, case .unreadable = error { throw ExitCode(ExitStatus.noInput) }
@@ -123,12 +124,18 @@ extension RenderCommand {
             for entry in plan {
                 out.line("\(entry.action.rawValue)\t\(entry.input.path)\t\(entry.output)")
             }
+            for passed in skipped { out.line("not taken\t\(passed.path)\t\(passed.reason.rawValue)") }
             let toRender = plan.filter { $0.action == .render }.count
             out.line("shard \(shard): \(plan.count) of \(inputs.count) inputs, \(toRender) to render")
             try out.finish()
             return
         }
 
+        // What the folder searches passed over, named before the run so a log shows it.
+        for passed in skipped.prefix(Self.skippedShown) { printError("tactus: warning: \(passed)") }
+        if skipped.count > Self.skippedShown {
+            printError("tactus: warning: \(skipped.count - Self.skippedShown) more paths skipped (--dry-run lists them all)")
+        }
         do {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         } catch {
@@ -168,7 +175,8 @@ extension RenderCommand {
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         let p = summary.progress
         let before = p.failedBefore > 0 ? " (\(p.failedBefore) failed before)" : ""
-        let line = "\(output): \(p.done) of \(p.total) rendered (\(p.failed) failed), \(p.skipped) skipped\(before), "
+        let notTaken = skipped.isEmpty ? "" : ", \(skipped.count) path\(skipped.count == 1 ? "" : "s") not taken"
+        let line = "\(output): \(p.done) of \(p.total) rendered (\(p.failed) failed), \(p.skipped) skipped\(before)\(notTaken), "
             + String(format: "%.2f h of audio in %.1f s; manifest %@", p.audioSeconds / 3600, p.elapsedSeconds, manifestPath)
         // A summary that cannot be printed comes after the batch's own outcome: a failed or
         // interrupted batch keeps its status.
@@ -200,6 +208,9 @@ extension RenderCommand {
         }
         try report.finish()
     }
+
+    /// How many skipped paths are named one by one before the rest are counted.
+    static let skippedShown = 20
 
     /// Files done and failed, hours of audio, speed against real time and the time left.
     static func progressLine(_ p: BatchProgress) -> String {
