@@ -61,6 +61,12 @@ public struct SFZWarning: Hashable, Sendable, CustomStringConvertible {
     /// What was wrong and what was done about it.
     public var message: String
 
+    /// `token` as a warning quotes it: at most 64 characters, then an ellipsis with the length,
+    /// so a value 64 KB long is not echoed a thousand times.
+    static func shortened(_ token: String) -> String {
+        token.count <= 64 ? token : String(token.prefix(64)) + "… (\(token.utf8.count) bytes)"
+    }
+
     /// Creates a warning.
     public init(path: String, line: Int, opcode: String? = nil, message: String) {
         self.path = path
@@ -87,6 +93,10 @@ public struct SFZReadOptions: Hashable, Sendable {
     public var maximumRegionCount = 65_536
     /// The longest opcode name or value after `$` expansion, in bytes (65,536).
     public var maximumExpandedLength = 65_536
+    /// The most bytes `$` expansion may produce in the whole instrument (64 MiB): each value is
+    /// bounded by ``maximumExpandedLength``, but a small file repeating a long definition on
+    /// every line would otherwise build gigabytes.
+    public var maximumExpandedTotal = 64 << 20
     /// The most warnings kept (1,000); the rest are only counted.
     public var maximumWarningCount = 1_000
     /// When true, an `#include` that closes a loop is an ``SFZErrorKind/includeCycle`` error.

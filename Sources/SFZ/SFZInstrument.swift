@@ -190,7 +190,7 @@ struct SFZResolver {
                     case "octave_offset":
                         octaveOffset = Swift.max(-1000, Swift.min(1000, reader.integer(-10...10, low: .keep, high: .keep, default: 0)))
                     default:
-                        warn(opcode, "opcode `\(opcode.name)` is not supported in <control> (ignored)")
+                        warn(opcode, "opcode `\(SFZWarning.shortened(opcode.name))` is not supported in <control> (ignored)")
                     }
                     for problem in reader.problems { warn(opcode, problem) }
                 }
@@ -222,7 +222,7 @@ struct SFZResolver {
     private mutating func apply(_ opcode: SFZParsedOpcode, to region: inout SFZRegion, defaultPath: String) -> Bool {
         var reader = SFZValueReader(name: opcode.name, value: opcode.value)
         let known = region.apply(opcode.key, reader: &reader, defaultPath: defaultPath)
-        if !known { warn(opcode, "unknown or unsupported opcode `\(opcode.name)` (ignored)") }
+        if !known { warn(opcode, "unknown or unsupported opcode `\(SFZWarning.shortened(opcode.name))` (ignored)") }
         for problem in reader.problems { warn(opcode, problem) }
         return known
     }
@@ -245,7 +245,7 @@ struct SFZResolver {
             } else if let point = SFZOpcodeName.number(after: "v", in: name), point < 128 {
                 points[point] = reader.number(-1e16...1e16, default: 0)
             } else {
-                warn(opcode, "unknown opcode `\(opcode.name)` in <curve> (ignored)")
+                warn(opcode, "unknown opcode `\(SFZWarning.shortened(opcode.name))` in <curve> (ignored)")
             }
             for problem in reader.problems { warn(opcode, problem) }
         }

@@ -5,7 +5,7 @@ struct SFZValueReader {
     var problems: [String] = []
 
     private mutating func refuse(_ why: String, _ fallback: String) {
-        problems.append("`\(name)=\(value)`: \(why); \(fallback)")
+        problems.append("`\(SFZWarning.shortened(name))=\(SFZWarning.shortened(value))`: \(why); \(fallback)")
     }
 
     private func bounded<T: Comparable>(_ v: T, _ range: ClosedRange<T>, _ low: SFZBound, _ high: SFZBound) -> T? {

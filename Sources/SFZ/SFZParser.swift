@@ -50,6 +50,7 @@ struct SFZParser {
     private var suspended: [Frame] = []
     private var current: SFZParsedBlock?
     private var totalBytes = 0
+    private var expandedBytes = 0
     private var regionCount = 0
     /// Includes are looked for in the instrument file's folder first, as sfizz does.
     private let rootDirectory: String
@@ -212,7 +213,7 @@ struct SFZParser {
             let forwardSlashes = String(expanded.map { $0 == "\\" ? "/" : $0 })
             try include(forwardSlashes, line: line)
         default:
-            warn(line, "unknown directive #\(name) (line skipped)")
+            warn(line, "unknown directive #\(SFZWarning.shortened(name)) (line skipped)")
             recover()
         }
     }
@@ -272,7 +273,7 @@ struct SFZParser {
         let name = text(top.pos + 1..<nameEnd)
         advance(to: nameEnd + 1)
         guard !name.isEmpty, name.utf8.allSatisfy(SFZCharacters.isIdentifier) else {
-            warn(line, "the header name `\(name)` is not a valid identifier (line skipped)")
+            warn(line, "the header name `\(SFZWarning.shortened(name))` is not a valid identifier (line skipped)")
             return recover()
         }
         flush()
@@ -295,13 +296,13 @@ struct SFZParser {
         }
         let rawName = text(top.pos..<nameEnd)
         guard nameEnd < top.bytes.count, top.bytes[nameEnd] == UInt8(ascii: "=") else {
-            warn(line, "expected `=` after `\(rawName)` (line skipped)", opcode: rawName)
+            warn(line, "expected `=` after `\(SFZWarning.shortened(rawName))` (line skipped)", opcode: rawName)
             advance(to: nameEnd)
             return recover()
         }
         let name = try expand(rawName, line: line, opcode: rawName)
         guard !name.isEmpty, name.utf8.allSatisfy(SFZCharacters.isIdentifier) else {
-            warn(line, "the opcode name `\(name)` is not a valid identifier (line skipped)", opcode: name)
+            warn(line, "the opcode name `\(SFZWarning.shortened(name))` is not a valid identifier (line skipped)", opcode: name)
             advance(to: nameEnd)
             return recover()
         }
@@ -316,7 +317,7 @@ struct SFZParser {
         let value = try expand(text(valueStart..<valueEnd), line: line, opcode: name)
         advance(to: valueEnd)
         guard current != nil else {
-            warn(line, "opcode `\(name)` is not under any header (ignored)", opcode: name)
+            warn(line, "opcode `\(SFZWarning.shortened(name))` is not under any header (ignored)", opcode: name)
             return
         }
         current!.opcodes.append(SFZParsedOpcode(name: name, key: SFZOpcodeName.canonical(name), value: Self.trimmed(value),
@@ -406,7 +407,7 @@ struct SFZParser {
                     continue
                 }
                 guard let found else {
-                    warn(line, "$\(String(decoding: source[nameStart..<i], as: UTF8.self)) is not defined (dropped)", opcode: opcode)
+                    warn(line, "$\(SFZWarning.shortened(String(decoding: source[nameStart..<i], as: UTF8.self))) is not defined (dropped)", opcode: opcode)
                     continue
                 }
                 output.append(contentsOf: found.utf8)
@@ -416,6 +417,11 @@ struct SFZParser {
                 }
             }
             if expansions == 0 { return String(decoding: output, as: UTF8.self) }
+            expandedBytes += output.count
+            guard expandedBytes <= options.maximumExpandedTotal else {
+                throw SFZError(path: top.path, line: line, kind: .expansionTooLong,
+                               reason: "`$` expansion produces more than \(options.maximumExpandedTotal) bytes in all (SFZReadOptions.maximumExpandedTotal)")
+            }
             rounds += 1
             guard rounds <= 64 else {
                 throw SFZError(path: top.path, line: line, kind: .expansionTooLong,

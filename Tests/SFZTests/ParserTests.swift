@@ -105,6 +105,29 @@ import SFZ
         } throws: { ($0 as? SFZError)?.kind == .expansionTooLong }
     }
 
+    @Test func aLongDefinitionRepeatedOnEveryLineHitsTheTotalExpansionLimitQuickly() {
+        // Each value is within the per-value limit; together they would have built 6 GB (76 s).
+        let text = "#define $X " + String(repeating: "1", count: 60_000) + "\n<region> sample=a.wav\n"
+            + String(repeating: "amp_veltrack=$X\n", count: 100_000)
+        #expect {
+            _ = try instrument(text)
+        } throws: { error in
+            guard let error = error as? SFZError, error.kind == .expansionTooLong else { return false }
+            // It stops where the total passes 64 MiB (line 1,121), not at the end.
+            return error.reason.contains("SFZReadOptions.maximumExpandedTotal") && (error.line ?? .max) < 1_200
+        }
+    }
+
+    @Test func warningsQuoteALongTokenShortened() throws {
+        let long = String(repeating: "7", count: 50_000)
+        let result = try instrument("<region> sample=a.wav amp_veltrack=\(long)x \(long)=1")
+        #expect(result.warnings.count == 2)
+        for warning in result.warnings {
+            #expect(warning.message.count < 300, "\(warning.message.prefix(300))")
+            #expect(warning.message.contains("… (50001 bytes)") || warning.message.contains("… (50000 bytes)"), "\(warning.message.prefix(300))")
+        }
+    }
+
     @Test func includesResolveAgainstTheInstrumentFolderThenBesideTheIncluder() throws {
         let result = try instrument("#include \"parts\\strings.sfz\"", others: [
             "parts/strings.sfz": "#include \"parts/violin.sfz\"\n#include \"cello.sfz\"",
