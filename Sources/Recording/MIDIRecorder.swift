@@ -82,8 +82,27 @@ public struct MIDIRecorder: Sendable {
     public private(set) var receivedCount = 0
     /// Messages kept in a take.
     public private(set) var keptCount = 0
-    /// Messages dropped: before the start, outside the punch span, or note-offs of dropped notes.
+    /// Messages dropped: before the start, outside the punch span, note-offs of dropped notes,
+    /// or messages a MIDI file cannot hold (counted in ``malformedCount`` too).
     public private(set) var droppedCount = 0
+    /// Messages dropped because a Standard MIDI File track cannot hold them: a status-less or
+    /// truncated message, a data byte over 127, a sysex without its F7, system common and
+    /// real-time bytes (F1-F6, F8-FF; an FF would be read back as a meta event). A take holds
+    /// only what reads back.
+    public private(set) var malformedCount = 0
+
+    /// True when `bytes` is one message a Standard MIDI File track can hold as an event: a
+    /// whole channel message or a whole sysex (F0 ... F7).
+    public static func isStorable(_ bytes: [UInt8]) -> Bool {
+        guard let status = bytes.first, status >= 0x80 else { return false }
+        if status == 0xF0 {
+            return bytes.count >= 2 && bytes.last == 0xF7 && bytes.dropFirst().dropLast().allSatisfy { $0 < 0x80 }
+        }
+        guard status < 0xF0 else { return false }
+        // Program change and channel pressure (C0, D0) carry one data byte, the rest two.
+        let length = status & 0xE0 == 0xC0 ? 2 : 3
+        return bytes.count == length && bytes.dropFirst().allSatisfy { $0 < 0x80 }
+    }
 
     /// A recorder for a sequence with `tempoMap` at `ticksPerQuarter`.
     public init(tempoMap: TempoMap, ticksPerQuarter: Int, settings: RecordingSettings = RecordingSettings()) {
@@ -141,6 +160,11 @@ public struct MIDIRecorder: Sendable {
     public mutating func record(_ bytes: [UInt8], atSeconds seconds: Double) {
         guard !finished, let status = bytes.first else { return }
         receivedCount += 1
+        guard Self.isStorable(bytes) else {
+            malformedCount += 1
+            droppedCount += 1
+            return
+        }
         guard let at = position(atSeconds: seconds) else { droppedCount += 1; return }
         if at.pass > reached.pass || (at.pass == reached.pass && at.tick > reached.tick) { reached = at }
         while passes.count <= at.pass { passes.append([]) }

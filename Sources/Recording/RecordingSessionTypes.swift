@@ -159,7 +159,18 @@ public struct RecordingTake: Sendable {
     /// - Throws: ``RecordingTakeError`` naming the path.
     public func write(to path: String) throws(RecordingTakeError) {
         do {
-            try SMFWriter.writeAtomically(SMFWriter.checkedBytes(of: merged(), layout: .format1), to: path)
+            let bytes = try SMFWriter.checkedBytes(of: merged(), layout: .format1)
+            // The journal goes only once the take is known to read back: a take Tactus itself
+            // refuses would lose the recording.
+            do {
+                _ = try SMFReader.read(bytes)
+            } catch {
+                throw RecordingTakeError(path: path, reason: "the take would not read back (\(error)); nothing written",
+                                         journalPath: journalPath)
+            }
+            try SMFWriter.writeAtomically(bytes, to: path)
+        } catch let error as RecordingTakeError {
+            throw error
         } catch {
             throw RecordingTakeError(path: path, reason: "\(error)", journalPath: journalPath)
         }

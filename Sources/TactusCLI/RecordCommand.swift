@@ -295,8 +295,9 @@ struct RecordCommand: ParsableCommand {
         case .inputFailed(let input, let reason): printError("tactus: MIDI input \(input): \(reason); the take so far is kept")
         case .journalFailed(let error): printError("tactus: \(error); the take is written without it")
         }
+        warnAboutMalformed(take)
         let written = try write(take, to: output)
-        report("\(output): \(written), \(formatDuration(take.recordedSeconds)) recorded", output: output)
+        try report("\(output): \(written), \(formatDuration(take.recordedSeconds)) recorded", output: output)
         // The take is safe; the exit status still says the device or server failed.
         if case .audioFailed = take.ending { throw ExitCode(ExitStatus.ioError) }
     }
@@ -382,8 +383,15 @@ struct RecordCommand: ParsableCommand {
     // MARK: Recovery
 
     /// Prints the closing line, to standard error when the take itself went to standard output.
-    func report(_ line: String, output: String) {
-        if OutputDestination.isStandardOutput(output) { printError(line) } else { print(line) }
+    func report(_ line: String, output: String) throws {
+        if OutputDestination.isStandardOutput(output) { printError(line) } else { try printLine(line) }
+    }
+
+    /// Says how many messages the take left out because a MIDI file cannot hold them.
+    func warnAboutMalformed(_ take: RecordingTake) {
+        let count = take.recorder.malformedCount
+        guard count > 0 else { return }
+        printError("tactus: warning: \(count) message\(count == 1 ? "" : "s") a MIDI file cannot hold (status-less, truncated, undefined or system real-time) left out of the take")
     }
 
     func recoverTake(from journalPath: String, to output: String) throws {
@@ -399,9 +407,10 @@ struct RecordCommand: ParsableCommand {
             throw ExitCode(error.reason.hasPrefix("cannot") ? ExitStatus.noInput : ExitStatus.dataError)
         }
         if let warning = recovered.warning { printError("tactus: warning: \(warning)") }
+        warnAboutMalformed(recovered.take)
         let written = try write(recovered.take, to: output)
         let torn = recovered.discardedBytes > 0 ? " (a torn last record of \(recovered.discardedBytes) bytes left out)" : ""
-        report("\(output): recovered \(written) from \(journalPath)\(torn)", output: output)
+        try report("\(output): recovered \(written) from \(journalPath)\(torn)", output: output)
     }
 }
 
