@@ -100,6 +100,17 @@ struct FileRender {
             return outcome
         }
         let path = entry.input.path
+        // Between the phases before audio flows (reading, hashing, parsing, building the
+        // instrument), as the render loop does while it flows.
+        func halted() -> Outcome? {
+            if stop.isRequested {
+                return fail(Code.ioError, "\(path): stopped by a signal before the end; nothing written", status: .interrupted)
+            }
+            if let deadline, ContinuousClock.now >= deadline {
+                return fail(Code.ioError, "\(path): still preparing after \(settings.timeoutSeconds ?? 0) s (--timeout)", status: .timedOut)
+            }
+            return nil
+        }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             return fail(Code.noInput, "\(path): no such file")
@@ -108,8 +119,10 @@ struct FileRender {
         guard let data = FileManager.default.contents(atPath: path) else {
             return fail(Code.noInput, "\(path): permission denied")
         }
+        if let halt = halted() { return halt }
         let bytes = [UInt8](data)
         outcome.inputSHA256 = FileHash.sha256(bytes)
+        if let halt = halted() { return halt }
         var readOptions = SMFReadOptions()
         readOptions.strict = settings.strict
         let smf: StandardMIDIFile
@@ -122,7 +135,9 @@ struct FileRender {
         guard smf.timeBase.isUsable else {
             return fail(Code.dataError, "\(path): division is 0, so the file has no timing and cannot be rendered")
         }
+        if let halt = halted() { return halt }
         let sequence = smf.makeSequence()
+        if let halt = halted() { return halt }
         let instrument: DefaultInstrument
         do {
             instrument = try makeInstrument()
@@ -137,10 +152,16 @@ struct FileRender {
                 return fail(Code.dataError, "\(path): \(error)")
             }
         }
+        if let halt = halted() { return halt }
         let session: PlaybackSession
         do {
-            let options = PlaybackSession.Options(instrument: .custom(instrument), gainDecibels: settings.gainDecibels,
+            var options = PlaybackSession.Options(instrument: .custom(instrument), gainDecibels: settings.gainDecibels,
                                                   tail: settings.tail, sampleRate: settings.sampleRate)
+            // Scheduling a song of millions of events takes seconds: the stop request and the
+            // deadline cut it short as they cut the render.
+            options.shouldCancelPreparation = { [stop, deadline] in
+                stop.isRequested || deadline.map { ContinuousClock.now >= $0 } ?? false
+            }
             session = try PlaybackSession(sequence: sequence, options: options)
         } catch {
             return fail(Code.dataError, "\(path): \(error)")
@@ -180,6 +201,10 @@ struct FileRender {
                             status: .tooLong)
             case .stopRequested?:
                 return fail(Code.ioError, "\(path): stopped by a signal before the end; nothing written", status: .interrupted)
+            case nil where error == .cancelled && stop.isRequested:
+                return fail(Code.ioError, "\(path): stopped by a signal before the end; nothing written", status: .interrupted)
+            case nil where error == .cancelled:
+                return fail(Code.ioError, "\(path): still preparing after \(settings.timeoutSeconds ?? 0) s (--timeout)", status: .timedOut)
             case nil:
                 if case .graph(let reason) = error { return fail(Code.dataError, "\(path): cannot build the audio graph: \(reason)") }
                 if case .backend(let failure) = error, failure.kind == .nonFiniteAudio {

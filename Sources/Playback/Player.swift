@@ -97,13 +97,22 @@ public final class Player {
 
     /// A player for `sequence` through `graph`; tracks without a destination go to
     /// `defaultNode`. It starts stopped at tick 0.
-    public init(sequence: MusicSequence, graph: CompiledGraph, defaultNode: UInt32 = DefaultGraph.instrumentID) {
+    public convenience init(sequence: MusicSequence, graph: CompiledGraph, defaultNode: UInt32 = DefaultGraph.instrumentID) {
+        // Never cancelled, so it cannot throw.
+        try! self.init(sequence: sequence, graph: graph, defaultNode: defaultNode, cancelling: { false })
+    }
+
+    /// As ``init(sequence:graph:defaultNode:)``, asking `shouldCancel` now and then while the
+    /// schedule is built (seconds for a song of millions of events); throws
+    /// ``ScheduleCancelled`` when it returns true.
+    public init(sequence: MusicSequence, graph: CompiledGraph, defaultNode: UInt32 = DefaultGraph.instrumentID,
+                cancelling shouldCancel: () -> Bool) throws(ScheduleCancelled) {
         self.sequence = sequence
         self.defaultNode = defaultNode
         sampleRate = Int(graph.sampleRate.rounded())
         tempoMap = sequence.makeTempoMap()
         meterMap = sequence.makeMeterMap()
-        let schedule = Schedule(sequence: sequence, sampleRate: sampleRate, defaultNode: defaultNode)
+        let schedule = try Schedule(sequence: sequence, sampleRate: sampleRate, defaultNode: defaultNode, cancelling: shouldCancel)
         engine = Engine(graph: graph, schedule: schedule)
         snapshot = EngineSnapshot(schedule: schedule, graph: graph)
         engine.resetForPlayer()

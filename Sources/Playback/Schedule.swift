@@ -54,6 +54,12 @@ public struct ScheduledUserEvent: Sendable, Hashable {
 ///
 /// Immutable once built, so it can be built on the control side and handed to the audio
 /// thread as one snapshot.
+/// Building a ``Schedule`` was cancelled by the closure it was given.
+public struct ScheduleCancelled: Error, Sendable, Hashable {
+    /// Creates the error.
+    public init() {}
+}
+
 public final class Schedule: Sendable {
     /// The events, sorted by ``ScheduledEvent/playsBefore(_:_:)``.
     public let events: [ScheduledEvent]
@@ -82,7 +88,21 @@ public final class Schedule: Sendable {
     /// a MIDI port are not part of an audio schedule. Parameter events go to the node they name.
     /// Tracks that loop forever are unrolled up to `horizonTick` (by default twice the
     /// sequence's length, at least one loop pass).
-    public init(sequence: MusicSequence, sampleRate: Int, defaultNode: UInt32, horizonTick: Int64? = nil) {
+    public convenience init(sequence: MusicSequence, sampleRate: Int, defaultNode: UInt32, horizonTick: Int64? = nil) {
+        // Never cancelled, so it cannot throw.
+        try! self.init(sequence: sequence, sampleRate: sampleRate, defaultNode: defaultNode, horizonTick: horizonTick, cancelling: { false })
+    }
+
+    /// As ``init(sequence:sampleRate:defaultNode:horizonTick:)``, asking `shouldCancel` every
+    /// few thousand events and comparisons: building the schedule of a song of millions of
+    /// events takes seconds, which a signal or a deadline must be able to cut short.
+    public init(sequence: MusicSequence, sampleRate: Int, defaultNode: UInt32, horizonTick: Int64? = nil,
+                cancelling shouldCancel: () -> Bool) throws(ScheduleCancelled) {
+        var steps = 0
+        func checkpoint() throws(ScheduleCancelled) {
+            steps &+= 1
+            if steps & 0xFFFF == 0, shouldCancel() { throw ScheduleCancelled() }
+        }
         let tempo = sequence.makeTempoMap()
         self.sampleRate = sampleRate
         let anySolo = sequence.tracks.contains { $0.isSoloed }
@@ -133,6 +153,7 @@ public final class Schedule: Sendable {
             }
             for pass in passes {
                 for e in track.events {
+                    try checkpoint()
                     if let loop {
                         // Looped passes take the events of the region, the last pass the rest.
                         if pass.looped != (e.tick < loop.length) { continue }
@@ -197,7 +218,15 @@ public final class Schedule: Sendable {
             list[pending.index].event = .systemExclusive(store.messages[k])
         }
         systemExclusiveStore = store
-        list.sort(by: ScheduledEvent.playsBefore)
+        do {
+            try list.sort { a, b throws(ScheduleCancelled) in
+                try checkpoint()
+                return ScheduledEvent.playsBefore(a, b)
+            }
+        } catch {
+            // The comparator throws nothing else (sort(by:) rethrows it untyped).
+            throw ScheduleCancelled()
+        }
         events = list
         users.sort { a, b in
             if a.event.frame != b.event.frame { return a.event.frame < b.event.frame }

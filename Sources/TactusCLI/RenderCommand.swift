@@ -7,8 +7,9 @@ import Playback
 import Sequencing
 import Synchronization
 
-/// Set by the signal handler when the user interrupts a render; the render loop polls it.
-let renderInterrupted = Atomic<Bool>(false)
+/// The signal that interrupted a render (0 while none did), set by the signal handler; the
+/// session's preparation and the render loop poll it.
+let renderSignal = Atomic<Int32>(0)
 
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -188,10 +189,17 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
         printError("\(error)")
         throw ExitCode(ExitStatus.cannotCreate)
     }
+    // From here a signal must remove the temporary file: it is noted, and the preparation and
+    // the render loop stop on it (before, the default action ends the process with nothing to
+    // clean up).
+    for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+        signal(signalNumber) { number in renderSignal.store(number, ordering: .relaxed) }
+    }
     let progress = RenderProgress(plan: plan, tail: settings.tail, sampleRate: settings.sampleRate)
     let session: PlaybackSession
     do {
-        let options = PlaybackSession.Options(gainDecibels: settings.gainDecibels, tail: settings.tail, sampleRate: settings.sampleRate)
+        var options = PlaybackSession.Options(gainDecibels: settings.gainDecibels, tail: settings.tail, sampleRate: settings.sampleRate)
+        options.shouldCancelPreparation = { renderSignal.load(ordering: .relaxed) != 0 }
         session = try settings.instrument.makeSession(sequence: sequence, options: options, observer: progress)
     } catch {
         writer.cancel()
@@ -200,9 +208,6 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     }
     plan.apply(to: session)
 
-    for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
-        signal(signalNumber) { _ in renderInterrupted.store(true, ordering: .relaxed) }
-    }
     let showProgress = !settings.quiet && isatty(STDERR_FILENO) != 0
     let sink = ProgressSink(writer, progress: showProgress ? progress : nil)
     let backend = OfflineBackend(sink: sink, name: output, blockSize: settings.blockSize)
@@ -220,9 +225,10 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
         diversion?.end()
     } catch {
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
-        if sink.wasInterrupted {
+        let interruption = renderSignal.load(ordering: .relaxed)
+        if sink.wasInterrupted || (interruption != 0 && error == .cancelled) {
             printError("\(output): interrupted; nothing written")
-            throw ExitCode(130)
+            throw ExitCode(128 + interruption)
         }
         switch error {
         case .graph(let reason):
@@ -316,7 +322,7 @@ final class ProgressSink: AudioSink {
     }
 
     func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws {
-        if renderInterrupted.load(ordering: .relaxed) {
+        if renderSignal.load(ordering: .relaxed) != 0 {
             wasInterrupted = true
             throw Interrupted()
         }

@@ -4,7 +4,7 @@ import Testing
 /// Signals a parent left blocked: the mask survives exec, so without unblocking them `tactus`
 /// would never see a scheduler's SIGTERM or Ctrl-C.
 @Suite struct SignalMaskTests {
-    @Test("a render started with SIGTERM blocked by its parent still stops on SIGTERM: one line, exit 130")
+    @Test("a render started with SIGTERM blocked by its parent still stops on SIGTERM: one line, exit 143 (128 + SIGTERM)")
     func renderStopsWhenItsParentBlockedSIGTERM() throws {
         var output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
         #expect(pipe(&output) == 0 && pipe(&errors) == 0)
@@ -49,7 +49,7 @@ import Testing
         waitpid(child, &status, 0)
         let exitCode = (status >> 8) & 0xFF
         let text = String(decoding: message, as: UTF8.self)
-        #expect(status & 0x7F == 0 && exitCode == 130, "exit \(exitCode), signal \(status & 0x7F): \(text)")
+        #expect(status & 0x7F == 0 && exitCode == 143, "exit \(exitCode), signal \(status & 0x7F): \(text)")
         #expect(text == "-: interrupted; nothing written\n")
     }
 }

@@ -58,6 +58,11 @@ public final class PlaybackSession: @unchecked Sendable {
         /// Receives warnings about the files and facts about the chosen instrument and
         /// format, on the thread that caused them. The library never prints.
         public var logHandler: (@Sendable (PlaybackLogEntry) -> Void)?
+        /// Asked now and then while ``PlaybackSession/start(on:)`` prepares the song (a
+        /// sequence of millions of events takes seconds to schedule); when it returns true,
+        /// the start stops and throws ``PlaybackSessionError/cancelled``. A signal handler's
+        /// flag or a deadline goes here, so they act before any audio flows.
+        public var shouldCancelPreparation: (@Sendable () -> Bool)?
 
         /// Options with the defaults of `tactus play` on a device and of `tactus render` on an
         /// ``OfflineBackend``; `tail`, when given, replaces `tailSeconds`, and neither leaves
@@ -276,7 +281,12 @@ public final class PlaybackSession: @unchecked Sendable {
             } catch {
                 throw .graph(reason: "\(error)")
             }
-            player = Player(sequence: played, graph: compiled, defaultNode: defaultNode)
+            do {
+                player = try Player(sequence: played, graph: compiled, defaultNode: defaultNode,
+                                    cancelling: options.shouldCancelPreparation ?? { false })
+            } catch {
+                throw .cancelled
+            }
         } catch {
             try? backend.stop(drain: false)
             throw error

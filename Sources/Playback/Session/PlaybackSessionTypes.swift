@@ -19,6 +19,8 @@ public enum PlaybackSessionError: Error, Sendable, Hashable, CustomStringConvert
     case missingNode(UInt32, track: Int?)
     /// A track argument is not an index into `MusicSequence.tracks`, which holds `count`.
     case noSuchTrack(Int, count: Int)
+    /// ``PlaybackSession/Options/shouldCancelPreparation`` asked the start to stop.
+    case cancelled
 
     public var description: String {
         switch self {
@@ -29,6 +31,7 @@ public enum PlaybackSessionError: Error, Sendable, Hashable, CustomStringConvert
         case .missingNode(let node, let track?): return "track \(track) is routed to node \(node), which is not in the audio graph"
         case .missingNode(let node, nil): return "the audio graph has no node \(node) for the tracks without a destination"
         case .noSuchTrack(let track, let count): return "no track \(track): the sequence has \(count) tracks, numbered from 0"
+        case .cancelled: return "cancelled while preparing the song"
         }
     }
 }
