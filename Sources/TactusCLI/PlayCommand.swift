@@ -103,8 +103,20 @@ extension TransportOptions {
     }
 }
 
-/// Set by the signal handler when the user interrupts playback; the control loop polls it.
-private let playInterrupted = Atomic<Bool>(false)
+/// The signal that interrupted playback (0 while none did), set by the signal handler; the
+/// control loop polls it.
+private let playSignal = Atomic<Int32>(0)
+private var playInterrupted: Bool { playSignal.load(ordering: .relaxed) != 0 }
+/// 128 + the signal, as a shell reports a process a signal ended (130 when none is known).
+private var signalExitStatus: Int32 {
+    let number = playSignal.load(ordering: .relaxed)
+    return number == 0 ? 130 : 128 + number
+}
+
+/// How long playback may take to stop after a signal before Tactus leaves without the
+/// device or server: a JACK server that is frozen (SIGSTOP, a hung driver) never answers the
+/// client's deactivation, and the user's SIGTERM must still end the process.
+private let stopGraceSeconds = 2.0
 
 struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -258,7 +270,7 @@ struct PlayCommand: ParsableCommand {
         }
 
         for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
-            signal(signalNumber) { _ in playInterrupted.store(true, ordering: .relaxed) }
+            signal(signalNumber) { number in playSignal.store(number, ordering: .relaxed) }
         }
         let terminal = TerminalSession(enabled: !input.quiet && isatty(STDIN_FILENO) != 0 && isatty(STDERR_FILENO) != 0)
         defer { terminal.restore() }
@@ -278,12 +290,22 @@ struct PlayCommand: ParsableCommand {
         let status = StatusLine(session: session, endTick: plan.toTick ?? sequence.length)
         var interrupted = false
         var stopping = false
+        var interruptedAt: ContinuousClock.Instant?
         while session.outcome == nil {
-            if playInterrupted.load(ordering: .relaxed) && !interrupted {
+            if playInterrupted && !interrupted {
                 // Stop with every note released, and let the releases reach the device.
                 interrupted = true
                 stopping = true
+                interruptedAt = .now
                 session.stop(drain: true)
+            }
+            if let interruptedAt, ContinuousClock.now - interruptedAt > .seconds(stopGraceSeconds) {
+                terminal.restore()
+                let where_ = driverOptions.describe(backend, device: device)
+                printError("tactus: \(where_) did not stop within \(Int(stopGraceSeconds)) s of the signal; leaving without it")
+                // Not a throw: unwinding would release the session, whose backend waits on the
+                // device or server that does not answer.
+                _exit(signalExitStatus)
             }
             if !stopping { jackTransport?.update() }
             if terminal.enabled && !stopping, let position = session.position {
@@ -322,7 +344,7 @@ struct PlayCommand: ParsableCommand {
             try printLine("\(file): \(summary.ending == .stopped ? "stopped" : "played \(formatDuration(played))") on \(driverOptions.describe(backend, device: device)) at \(summary.sampleRate) Hz, "
                   + "\(summary.format.latencyFrames) frames of buffer, \(xruns) underrun\(xruns == 1 ? "" : "s")")
         }
-        if interrupted { throw ExitCode(130) }
+        if interrupted { throw ExitCode(signalExitStatus) }
     }
 }
 
@@ -374,11 +396,11 @@ extension PlayCommand {
         }
         let timeline = MIDITimeline(sequence: sequence, fromTick: plan.fromTick, toTick: plan.toTick, rate: plan.rate, clock: midiClock)
         for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
-            signal(signalNumber) { _ in playInterrupted.store(true, ordering: .relaxed) }
+            signal(signalNumber) { number in playSignal.store(number, ordering: .relaxed) }
         }
         let end: MIDIPlaybackEnd
         do {
-            end = try client.play(timeline) { playInterrupted.load(ordering: .relaxed) }
+            end = try client.play(timeline) { playInterrupted }
         } catch {
             printError("tactus: \(error)")
             throw ExitCode(ExitStatus.ioError)
@@ -386,7 +408,7 @@ extension PlayCommand {
         let seconds = Double(timeline.endNanoseconds) / 1e9
         try printLine("\(file): \(end == .stopped ? "stopped" : "played \(formatDuration(seconds))") to \(names.joined(separator: ", ")), "
               + "\(timeline.messages.count) MIDI message\(timeline.messages.count == 1 ? "" : "s")")
-        if end == .stopped { throw ExitCode(130) }
+        if end == .stopped { throw ExitCode(signalExitStatus) }
     }
 }
 

@@ -110,4 +110,29 @@ extension JACKClientTests {
         let lines = killed.stderr.split(separator: "\n")
         #expect(lines.count == 1 && lines[0].contains("the JACK server stopped the client"), "\(killed.stderr)")
     }
+
+    @Test("tactus play --driver jack: SIGTERM ends it even while the server is frozen, one line and exit 143")
+    func cliServerFrozen() throws {
+        let server = try JACKServer("cli-frozen")
+        defer {
+            server.thaw()
+            server.stop()
+        }
+        let frozen = try Self.run(["play", Self.song, "--instrument", "builtin", "--driver", "jack", "--jack-server", server.name,
+                                   "--connect", "none"]) { process in
+            #expect(server.waitForPorts(matching: "^Tactus"), "tactus play never joined the server")
+            server.freeze()
+            kill(process.processIdentifier, SIGTERM)
+            // Only a guard against hanging the suite if the fix regresses: the expectations
+            // below then fail on the status.
+            let pid = process.processIdentifier
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: 60)
+                if process.isRunning { kill(pid, SIGKILL) }
+            }
+        }
+        #expect(frozen.status == 143, "\(frozen.stderr)")
+        let lines = frozen.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("did not stop within 2 s of the signal"), "\(frozen.stderr)")
+    }
 }

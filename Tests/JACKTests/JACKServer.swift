@@ -62,6 +62,12 @@ final class JACKServer {
         process.waitUntilExit()
     }
 
+    /// Freezes the server (SIGSTOP), as a hung driver or a debugger would: it answers nothing.
+    func freeze() { if process.isRunning { Foundation.kill(process.processIdentifier, SIGSTOP) } }
+
+    /// Lets a frozen server run again.
+    func thaw() { if process.isRunning { Foundation.kill(process.processIdentifier, SIGCONT) } }
+
     /// Stops the server as its user would (it unregisters itself).
     func stop() {
         guard process.isRunning else { return }
