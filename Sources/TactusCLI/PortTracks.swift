@@ -138,3 +138,25 @@ final class PortTrackOutput {
         perform(scheduler.silence(nowNanos: monotonicNanoseconds()))
     }
 }
+
+/// Sends the `--port-tracks` tracks to their MIDI ports in step with the session's audio,
+/// from the session's control thread.
+final class PortTrackObserver: PlaybackSessionObserver {
+    let output: PortTrackOutput
+    let plan: TransportPlan
+
+    init(output: PortTrackOutput, plan: TransportPlan) {
+        self.output = output
+        self.plan = plan
+    }
+
+    func sessionWillStartBackend(_ session: PlaybackSession, player: Player) {
+        let loopFrames = plan.loop == nil ? nil
+            : player.songFrame(atTick: plan.fromTick)..<player.songFrame(atTick: plan.toTick ?? player.schedule.endTick)
+        output.prepare(sampleRate: player.sampleRate, loopFrames: loopFrames)
+    }
+
+    func sessionDidStartBackend(_ session: PlaybackSession, player: Player) { output.startWhenSteady(player) }
+    func sessionService(_ session: PlaybackSession, player: Player) { output.service(player) }
+    func sessionWillStopBackend(_ session: PlaybackSession, player: Player) { output.stop() }
+}
