@@ -99,7 +99,8 @@ func tempoChangeSequence() -> MusicSequence {
     @Test func aTimeFarPastTheStartLandsInItsPassOrIsDropped() throws {
         var settings = RecordingSettings()
         settings.loop = 0..<1920
-        var loop = MIDIRecorder(sequence: MusicSequence(), settings: settings)  // 480 ticks a quarter at 120 BPM: 2 s a pass
+        // 480 ticks a quarter at 120 BPM: 2 s a pass.
+        var loop = MIDIRecorder(sequence: MusicSequence(timeBase: .ticksPerQuarter(480)), settings: settings)
         loop.record([0x90, 36, 100], atSeconds: 7.7e9 + 0.5)
         loop.record([0x80, 36, 0], atSeconds: 7.7e9 + 0.75)
         loop.finish(atSeconds: 7.7e9 + 1)
