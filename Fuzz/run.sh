@@ -6,14 +6,15 @@
 # Prints each target's executions and exits non-zero when a target finds a crash, leaving the
 # input in Fuzz/findings/TARGET/. Seeds come from Songs/, ../shared/corpus/files and
 # Fuzz/seeds/ (fuzz-sf2 and fuzz-sf3 start from the small hand-built banks in Fuzz/seeds/;
-# fuzz-sfz from sfizz's test files in ../shared/sfz).
+# fuzz-sfz and fuzz-sfz-play from sfizz's test files in ../shared/sfz; fuzz-journal from the
+# hand-built journals in Fuzz/seeds/).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions fuzz-sf2 fuzz-sf3 fuzz-sfz)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions fuzz-sf2 fuzz-sf3 fuzz-sfz fuzz-sfz-play fuzz-journal)
 shared=${TACTUS_SHARED:-$root/../shared}
 
 cd "$here"
@@ -36,7 +37,7 @@ seed() {  # seed TARGET DIR: the starting corpus of a target
       cp "$root"/Songs/*.mid "$dir"/ 2>/dev/null || true
       [ -d "$shared/corpus/files" ] && find "$shared/corpus/files" -type f \( -name '*.mid' -o -name '*.rmi' -o -name '*.midi2' \) -size -64k -exec cp {} "$dir"/ \; || true
       ;;
-    fuzz-sfz)
+    fuzz-sfz|fuzz-sfz-play)
       [ -d "$shared/sfz" ] && find "$shared/sfz" -type f -name '*.sfz' -size -64k -exec cp --backup=numbered {} "$dir"/ \; || true
       ;;
     fuzz-json)

@@ -70,8 +70,10 @@ public struct MIDIRecorder: Sendable {
         var index: Int
     }
 
-    /// Events per pass (one pass without a loop), as they will be placed.
-    private var passes: [[TimedEvent]] = [[]]
+    /// Events per pass (one pass without a loop), as they will be placed; only passes that
+    /// received something are held, so a time far past the start (a journal's, say) does not
+    /// make room for every pass before it.
+    private var passes: [Int: [TimedEvent]] = [:]
     private var open: [Int: [OpenNote]] = [:]
     private var loopSeconds: (start: Double, length: Double)?
     /// The furthest tick (and pass) recording has reached.
@@ -122,22 +124,33 @@ public struct MIDIRecorder: Sendable {
     }
 
     /// Where take time `seconds` lands: the loop pass (0 without a loop) and the tick in it;
-    /// nil before the start of the take.
+    /// nil before the start of the take, or past the furthest tick or loop pass a take holds.
     public func position(atSeconds seconds: Double) -> (pass: Int, tick: Int64)? {
         guard seconds.isFinite, seconds >= 0 else { return nil }
         if let loopSeconds, let loop = settings.loop {
             guard seconds >= loopSeconds.start - 1e-9 else { return nil }
             let along = max(0, seconds - loopSeconds.start)
-            var pass = Int((along / loopSeconds.length).rounded(.down))
+            let passCount = (along / loopSeconds.length).rounded(.down)
+            // Past what a take can reach (a loop too short for Double, a time scribbled in a journal).
+            guard passCount < 1e18 else { return nil }
+            var pass = Int(passCount)
             let folded = loopSeconds.start + (along - Double(pass) * loopSeconds.length)
-            var tick = Int64(tempoMap.tick(atSeconds: folded).rounded())
+            guard let ticks = Self.tick(tempoMap.tick(atSeconds: folded)) else { return nil }
+            var tick = ticks
             if tick >= loop.upperBound {
                 pass += 1
                 tick = loop.lowerBound
             }
             return (pass, max(loop.lowerBound, tick))
         }
-        return (0, Int64(tempoMap.tick(atSeconds: seconds).rounded()))
+        guard let tick = Self.tick(tempoMap.tick(atSeconds: seconds)) else { return nil }
+        return (0, tick)
+    }
+
+    /// `ticks` rounded, or nil past what a tick holds.
+    private static func tick(_ ticks: Double) -> Int64? {
+        let rounded = ticks.rounded()
+        return rounded > -9.2e18 && rounded < 9.2e18 ? Int64(rounded) : nil
     }
 
     private func inPunch(_ tick: Int64) -> Bool {
@@ -156,7 +169,11 @@ public struct MIDIRecorder: Sendable {
         return max(note.tick, end)
     }
 
-    /// Records one message at take time `seconds`.
+    /// Records one message at take time `seconds`. Only what a Standard MIDI File track holds
+    /// is kept: a channel message with all its data bytes (each below 0x80), or a system
+    /// exclusive message; anything else (a stray data byte, a message cut short, system common
+    /// or real-time bytes) is dropped, since written to the take's file it would make the file
+    /// unreadable.
     public mutating func record(_ bytes: [UInt8], atSeconds seconds: Double) {
         guard !finished, let status = bytes.first else { return }
         receivedCount += 1
@@ -167,15 +184,14 @@ public struct MIDIRecorder: Sendable {
         }
         guard let at = position(atSeconds: seconds) else { droppedCount += 1; return }
         if at.pass > reached.pass || (at.pass == reached.pass && at.tick > reached.tick) { reached = at }
-        while passes.count <= at.pass { passes.append([]) }
         let kind = status & 0xF0
         if (kind == 0x80 || kind == 0x90) && bytes.count >= 3 {
             let key = Int(status & 0x0F) << 7 | Int(bytes[1] & 0x7F)
             if kind == 0x90 && bytes[2] > 0 {
                 guard inPunch(at.tick) else { droppedCount += 1; return }
                 let note = NoteEvent(channel: status & 0x0F, key: bytes[1], velocity: bytes[2], duration: 0)
-                passes[at.pass].append(TimedEvent(tick: at.tick, order: UInt32(passes[at.pass].count), event: .note(note)))
-                open[key, default: []].append(OpenNote(pass: at.pass, tick: at.tick, velocity: bytes[2], index: passes[at.pass].count - 1))
+                passes[at.pass, default: []].append(TimedEvent(tick: at.tick, order: UInt32(passes[at.pass]?.count ?? 0), event: .note(note)))
+                open[key, default: []].append(OpenNote(pass: at.pass, tick: at.tick, velocity: bytes[2], index: passes[at.pass]!.count - 1))
                 keptCount += 1
             } else {
                 guard var waiting = open[key], !waiting.isEmpty else { droppedCount += 1; return }
@@ -194,16 +210,16 @@ public struct MIDIRecorder: Sendable {
             let m = MIDIMessage(status: status, data1: bytes.count > 1 ? bytes[1] : 0, data2: bytes.count > 2 ? bytes[2] : 0)
             event = .message(m)
         }
-        passes[at.pass].append(TimedEvent(tick: at.tick, order: UInt32(passes[at.pass].count), event: event))
+        passes[at.pass, default: []].append(TimedEvent(tick: at.tick, order: UInt32(passes[at.pass]?.count ?? 0), event: event))
         keptCount += 1
     }
 
     private mutating func close(_ note: OpenNote, at: (pass: Int, tick: Int64), releaseVelocity: UInt8, byZeroVelocity: Bool) {
-        guard case .note(var n) = passes[note.pass][note.index].event else { return }
+        guard case .note(var n) = passes[note.pass]?[note.index].event else { return }
         n.duration = endTick(of: note, releasedAt: at) - note.tick
         n.releaseVelocity = releaseVelocity & 0x7F
         n.releasedByZeroVelocityNoteOn = byZeroVelocity
-        passes[note.pass][note.index].event = .note(n)
+        passes[note.pass]?[note.index].event = .note(n)
     }
 
     /// Ends the take at take time `seconds` (or where the last event was, whichever is later):
@@ -231,7 +247,7 @@ public struct MIDIRecorder: Sendable {
         var copy = self
         if !copy.finished { copy.finish(atSeconds: -1) }
         var result: [(pass: Int, track: MusicTrack)] = []
-        for (pass, events) in copy.passes.enumerated() where !events.isEmpty {
+        for (pass, events) in copy.passes.sorted(by: { $0.key < $1.key }) where !events.isEmpty {
             // Added one by one so every event and note release gets its own order, in the
             // order played.
             var track = MusicTrack()

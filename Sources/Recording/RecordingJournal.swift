@@ -131,7 +131,9 @@ public struct RecordingJournalHeader: Hashable, Sendable {
             default: continue // a later version's key: what this one knows still recovers
             }
         }
-        guard let division, division > 0 else { throw bad("no division") }
+        guard let division else { throw bad("no division") }
+        // A take is a Standard MIDI File, whose division holds 15 bits (TimeBase's range).
+        guard (1...0x7FFF).contains(division) else { throw bad("division \(division) out of 1...32767") }
         self.init(ticksPerQuarter: division, tempoChanges: tempo, timeSignatures: signatures, settings: settings, backingPath: backing)
     }
 }

@@ -102,7 +102,9 @@ public struct SFZInstrument: Sendable {
         let wanted = name.lowercased()
         var best: String?
         while let entry = readdir(handle) {
-            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            // In place, up to its NUL: readdir's entry is only d_reclen bytes long, so copying
+            // the whole 256-byte d_name (or the dirent) reads past the end of the last one.
+            let entryName = withUnsafeBytes(of: &entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
             // The first match in name order, so the choice does not depend on the directory's order.

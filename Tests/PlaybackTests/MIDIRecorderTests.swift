@@ -2,6 +2,7 @@ import AudioGraph
 import Foundation
 import MallocCounter
 import MIDI
+import MIDIFile
 import Playback
 import Recording
 import Sequencing
@@ -73,6 +74,45 @@ func tempoChangeSequence() -> MusicSequence {
 }
 
 @Suite struct MIDIRecorderTests {
+    /// What a journal may hold but a file track cannot (found by Fuzz/run.sh fuzz-journal:
+    /// a stray `67 6E 63` became a message whose file did not read back) is dropped; the rest
+    /// of the take is written and reads back.
+    @Test func onlyWhatAFileTrackHoldsIsKeptSoTheTakeReadsBack() throws {
+        var input = ManualInput(sequence: MusicSequence())
+        for bytes: [UInt8] in [[0x67, 0x6E, 0x63], [0x90, 60], [0xB0, 0x80, 1], [0xF8], [0xFF], [0xF2, 1, 2], [0xF7, 1]] {
+            input.recorder.record(bytes, atSeconds: 0.1)
+        }
+        input.note(60, at: 0.2, for: 0.1)
+        input.recorder.record([0xC0, 5], atSeconds: 0.3)
+        input.recorder.record([0xF0, 0x7E, 0x7F, 0xF7], atSeconds: 0.4)
+        input.recorder.finish(atSeconds: 1)
+        #expect(input.recorder.droppedCount == 7 && input.recorder.keptCount == 4)
+        let bytes = try SMFWriter.checkedBytes(of: input.recorder.merged(into: MusicSequence()), layout: .format1)
+        let back = try SMFReader.read(bytes).makeSequence()
+        #expect(back.tracks.flatMap(\.events).filter { if case .note = $0.event { return true } else { return false } }.count == 1)
+    }
+
+    /// A journal's time far past the start (found by Fuzz/run.sh fuzz-journal: 7.7e9 s into a
+    /// 2 s loop) lands in its pass without making room for the 3.8 billion passes before it,
+    /// which ran out of memory; a time whose tick or pass no Int64 holds is dropped instead of
+    /// trapping.
+    @Test func aTimeFarPastTheStartLandsInItsPassOrIsDropped() throws {
+        var settings = RecordingSettings()
+        settings.loop = 0..<1920
+        // 480 ticks a quarter at 120 BPM: 2 s a pass.
+        var loop = MIDIRecorder(sequence: MusicSequence(timeBase: .ticksPerQuarter(480)), settings: settings)
+        loop.record([0x90, 36, 100], atSeconds: 7.7e9 + 0.5)
+        loop.record([0x80, 36, 0], atSeconds: 7.7e9 + 0.75)
+        loop.finish(atSeconds: 7.7e9 + 1)
+        #expect(loop.takes.map(\.pass) == [3_850_000_000] && loop.keptCount == 2)
+        let fast = TempoMap(timeBase: .ticksPerQuarter(1 << 40), changes: [TempoChange(tick: 0, microsecondsPerQuarter: 1)])
+        var plain = MIDIRecorder(tempoMap: fast, ticksPerQuarter: 1 << 40)
+        plain.record([0x90, 60, 100], atSeconds: 100)  // 1.1e20 ticks
+        var looped = MIDIRecorder(tempoMap: fast, ticksPerQuarter: 1 << 40, settings: settings)
+        looped.record([0x90, 60, 100], atSeconds: 1e9)  // 1e33 passes
+        #expect(plain.droppedCount == 1 && looped.droppedCount == 1)
+    }
+
     @Test func ticksFollowTheTempoMap() {
         var input = ManualInput(sequence: tempoChangeSequence())
         input.note(60, at: 0.5, for: 0.25)   // beat 2 at 120 BPM: tick 960, 480 long
@@ -329,6 +369,20 @@ func tempoChangeSequence() -> MusicSequence {
             #expect(error.description == "x.journal: the journal's header is incomplete")
         }
         #expect(throws: RecordingJournalError.self) { try RecordingJournal.read(contentsOf: "/nonexistent/x.journal") }
+    }
+
+    /// A division no Standard MIDI File holds (found by Fuzz/run.sh fuzz-journal: 4800000 was
+    /// recovered into a file written with 32767, every tick of the take at the wrong time).
+    @Test func aDivisionNoFileHoldsIsRefused() throws {
+        for division in [0, -480, 32_768, 4_800_000] {
+            do {
+                _ = try RecordingJournal.decode(Array("tactus-journal 1\ndivision \(division)\n\n".utf8), path: "x.journal")
+                Issue.record("division \(division) was read")
+            } catch {
+                #expect(error.reason.hasPrefix("not a Tactus journal"))
+            }
+        }
+        #expect(try RecordingJournal.decode(Array("tactus-journal 1\ndivision 32767\n\n".utf8), path: "x.journal").header.ticksPerQuarter == 32_767)
     }
 }
 
