@@ -42,6 +42,12 @@ public struct ScheduledUserEvent: Sendable, Hashable {
     public var metaType: UInt8? = nil
 }
 
+/// Building a ``Schedule`` was cancelled by the closure it was given.
+public struct ScheduleCancelled: Error, Sendable, Hashable {
+    /// Creates the error.
+    public init() {}
+}
+
 /// A sequence compiled for playback at one sample rate: every event at its exact frame,
 /// `round(seconds(tick) * sampleRate)` from the tempo map, notes expanded to note-on and
 /// note-off, muted tracks left out (and, when any track is soloed, every track that is not).
@@ -54,12 +60,6 @@ public struct ScheduledUserEvent: Sendable, Hashable {
 ///
 /// Immutable once built, so it can be built on the control side and handed to the audio
 /// thread as one snapshot.
-/// Building a ``Schedule`` was cancelled by the closure it was given.
-public struct ScheduleCancelled: Error, Sendable, Hashable {
-    /// Creates the error.
-    public init() {}
-}
-
 public final class Schedule: Sendable {
     /// The events, sorted by ``ScheduledEvent/playsBefore(_:_:)``.
     public let events: [ScheduledEvent]
