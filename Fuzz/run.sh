@@ -24,11 +24,7 @@ export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPT
 # is what instruments: the Swift driver forwards only the last of several -sanitize flags to
 # the compiler, so `--sanitize fuzzer --sanitize address` builds without coverage counters.
 build=(swift build -c release --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address)
-# Only the targets asked for: fuzz-sfz-play alone pulls the sampler, the instruments and the
-# audio graph into the instrumented build.
-for target in "${targets[@]}"; do
-  "${build[@]}" --product "$target" 2>&1 | grep -vE "Cannot export local symbol|^\[|^Building|^Build (of product '.*' )?complete" || true
-done
+"${build[@]}" 2>&1 | grep -vE "Cannot export local symbol|^\[|^Building|^Build complete" || true
 bin=$("${build[@]}" --show-bin-path)
 work=$(mktemp -d /tmp/tactus-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
