@@ -42,7 +42,6 @@ import sys
 import tempfile
 import threading
 import time
-import wave
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 

@@ -201,10 +201,10 @@ struct FileRender {
                             status: .tooLong)
             case .stopRequested?:
                 return fail(Code.ioError, "\(path): stopped by a signal before the end; nothing written", status: .interrupted)
-            case nil where error == .cancelled && stop.isRequested:
-                return fail(Code.ioError, "\(path): stopped by a signal before the end; nothing written", status: .interrupted)
             case nil where error == .cancelled:
-                return fail(Code.ioError, "\(path): still preparing after \(settings.timeoutSeconds ?? 0) s (--timeout)", status: .timedOut)
+                // Only the stop request or the deadline cancels the preparation.
+                if let halt = halted() { return halt }
+                return fail(Code.ioError, "\(path): \(error)")
             case nil:
                 if case .graph(let reason) = error { return fail(Code.dataError, "\(path): cannot build the audio graph: \(reason)") }
                 if case .backend(let failure) = error, failure.kind == .nonFiniteAudio {

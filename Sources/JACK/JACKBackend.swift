@@ -64,15 +64,12 @@ public final class JACKBackend: MIDIPortBackend, @unchecked Sendable {
     }
 
     public var name: String {
-        if let server = options.server { return "JACK server '\(Self.shortened(server))'" }
+        if let server = options.server { return "JACK server '\(JACKError.shortened(server))'" }
         if let server = ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] {
-            return "JACK server '\(Self.shortened(server))' ($JACK_DEFAULT_SERVER)"
+            return "JACK server '\(JACKError.shortened(server))' ($JACK_DEFAULT_SERVER)"
         }
         return "JACK server 'default'"
     }
-
-    /// A name as an error line shows it: a name too long for JACK is one of the errors.
-    private static func shortened(_ name: String) -> String { name.count > 40 ? String(name.prefix(40)) + "…" : name }
 
     /// The client once open: its ports, rate and transport.
     public var jackClient: JACKClient? { client }

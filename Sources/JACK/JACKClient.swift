@@ -47,6 +47,9 @@ public enum JACKError: Error, Sendable, CustomStringConvertible, Equatable {
     /// its stack. Real names are a word or two.
     public static let maximumServerNameBytes = 64
 
+    /// A server name as an error line shows it: a name too long for JACK is one of the errors.
+    static func shortened(_ name: String) -> String { name.count > 40 ? String(name.prefix(40)) + "…" : name }
+
     /// Why libjack could not safely take `name` as a server name, or nil when it can.
     public static func serverNameProblem(_ name: String) -> String? {
         if name.isEmpty { return "is empty" }
@@ -78,7 +81,7 @@ public enum JACKError: Error, Sendable, CustomStringConvertible, Equatable {
         case .shutdown(let reason):
             return "the JACK server stopped the client: \(reason)"
         case .invalidServerName(let name, let reason):
-            let shown = name.count > 40 ? String(name.prefix(40)) + "…" : name
+            let shown = Self.shortened(name)
             return "the JACK server name '\(shown.unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : String($0) }.joined())' \(reason)"
         }
     }

@@ -134,19 +134,8 @@ public final class OutputFile {
     @discardableResult
     public static func removeStaleTemporaries(of path: String) -> [String] {
         let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
         let prefix = "." + url.lastPathComponent + temporaryInfix
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
-        var removed: [String] = []
-        for name in names where name.hasPrefix(prefix) {
-            let rest = name.dropFirst(prefix.count)
-            guard let pid = rest.split(separator: "-").first.flatMap({ Int32($0) }) else { continue }
-            if pid == getpid() { continue }
-            if kill(pid, 0) == 0 || errno == EPERM { continue }
-            let stale = directory + "/" + name
-            if unlink(stale) == 0 { removed.append(stale) }
-        }
-        return removed
+        return removeStaleTemporaries(in: url.deletingLastPathComponent().path) { $0.hasPrefix(prefix) }
     }
 
     /// Removes every temporary file in `directory` left by a process that died while writing
@@ -154,11 +143,17 @@ public final class OutputFile {
     /// removed.
     @discardableResult
     public static func removeStaleTemporaries(inDirectory directory: String) -> [String] {
+        removeStaleTemporaries(in: directory) { $0.hasPrefix(".") }
+    }
+
+    /// The temporaries (`.NAME.partial-PID-RANDOM`) in `directory` whose name `matches` and
+    /// whose process is gone, removed.
+    private static func removeStaleTemporaries(in directory: String, matching matches: (String) -> Bool) -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
         var removed: [String] = []
-        for name in names where name.hasPrefix(".") {
-            guard let infix = name.range(of: temporaryInfix, options: .backwards) else { continue }
-            guard let pid = name[infix.upperBound...].split(separator: "-").first.flatMap({ Int32($0) }), pid > 0 else { continue }
+        for name in names where matches(name) {
+            guard let infix = name.range(of: temporaryInfix, options: .backwards),
+                  let pid = name[infix.upperBound...].split(separator: "-").first.flatMap({ Int32($0) }), pid > 0 else { continue }
             if pid == getpid() { continue }
             if kill(pid, 0) == 0 || errno == EPERM { continue }
             let stale = directory + "/" + name
