@@ -125,10 +125,16 @@ struct FileRender {
         if let halt = halted() { return halt }
         var readOptions = SMFReadOptions()
         readOptions.strict = settings.strict
+        // A file of millions of events takes a while to read: the stop request and the
+        // deadline cut the reading short too.
+        readOptions.shouldCancel = { [stop, deadline] in
+            stop.isRequested || deadline.map { ContinuousClock.now >= $0 } ?? false
+        }
         let smf: StandardMIDIFile
         do {
             smf = try SMFReader.read(bytes, options: readOptions)
         } catch {
+            if error.reason == .cancelled, let halt = halted() { return halt }
             return fail(Code.dataError, "\(path): \(error)")
         }
         outcome.warnings = smf.warnings.map { "\($0)" }

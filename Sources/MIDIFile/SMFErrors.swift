@@ -46,6 +46,8 @@ public enum SMFErrorReason: Hashable, Sendable {
     /// The file could not be opened or read (missing, a directory, permission denied...): the
     /// reason in words.
     case cannotRead(String)
+    /// ``SMFReadOptions/shouldCancel`` asked to stop before the file was read.
+    case cancelled
 }
 
 /// A file Tactus refuses to read, with where and why.
@@ -81,6 +83,7 @@ public struct SMFError: Error, Hashable, Sendable, CustomStringConvertible {
         case .limitExceeded(let what): return "limit exceeded: \(what)"
         case .strict(let w): return "\(w.message) (strict mode)"
         case .cannotRead(let why): return why
+        case .cancelled: return "reading was cancelled"
         }
     }
 

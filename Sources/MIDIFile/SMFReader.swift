@@ -25,6 +25,14 @@ public struct SMFReadOptions: Sendable {
     public var maximumEventCount: Int = 32 << 20
     /// Make every warning an error.
     public var strict = false
+    /// Asked between stretches of at most ``cancellationStride`` bytes of a track, and between
+    /// chunks: once it says true, reading stops with ``SMFErrorReason/cancelled``. For a caller
+    /// with a deadline or a stop request (a batch's `--timeout`, a signal): a file of millions
+    /// of events takes a noticeable time to read. Nil (the default): never asked.
+    public var shouldCancel: (@Sendable () -> Bool)?
+
+    /// How many bytes of a track are read between two calls of ``shouldCancel`` (at most).
+    public static let cancellationStride = 1 << 18
 
     /// Default limits, tolerant reading.
     public init() {}
@@ -331,6 +339,7 @@ struct FileParser {
         var position = h + headerPresent
         var extraChunkSeen = false
         while position < end {
+            if let shouldCancel = options.shouldCancel, shouldCancel() { throw fail(nil, position, .cancelled) }
             if end - position < 8 {
                 try warn(nil, position, "\(end - position) trailing byte(s) after the last chunk ignored")
                 break

@@ -100,6 +100,7 @@ struct TrackParser {
                 readChannelMessages(&run)
                 (p, tick, order, runningStatus) = (run.position, run.tick, run.order, run.runningStatus)
                 guard p < end else { break }
+                if let shouldCancel = options.shouldCancel, shouldCancel() { throw fail(p, .cancelled) }
             }
             let eventStart = p
             // Delta time: at most 4 bytes.
@@ -232,10 +233,12 @@ struct TrackParser {
     /// sysex, a bad byte) or the chunk's last ``ChannelMessageRun/margin`` bytes, which the
     /// general loop reads and reports. No read needs an end check of its own: a delta time, a
     /// status and two data bytes fit in the margin. Kept apart from the general loop so its
-    /// state stays in registers.
+    /// state stays in registers. A run also ends after ``SMFReadOptions/cancellationStride``
+    /// bytes, so the general loop asks whether to cancel that often (its one bound check
+    /// covers both).
     func readChannelMessages(_ run: inout ChannelMessageRun) {
         let bytes = self.bytes.baseAddress!
-        let last = end &- ChannelMessageRun.margin
+        let last = min(end &- ChannelMessageRun.margin, run.position &+ SMFReadOptions.cancellationStride)
         var p = run.position
         var tick = run.tick
         var order = run.order

@@ -1,5 +1,6 @@
 import Foundation
 import MIDI
+import Synchronization
 import Testing
 @testable import MIDIFile
 
@@ -108,5 +109,53 @@ struct LimitsTests {
         }
         #expect(!complete && sysex.count == 64, "the sysex is reported incomplete at the bound")
         #expect(events.last == .message(.noteOn(channel: 0, key: 60, velocity: 100)), "the stream recovers at the next status byte")
+    }
+}
+
+/// A caller with a deadline (a batch's `--timeout`) stops a long read part way
+/// (`SMFReadOptions.shouldCancel`), and asking costs the result nothing.
+@Suite("Cancelling a read")
+struct CancelledReadTests {
+    /// One track of `notes` notes, a tick apart, in running status (3 bytes an event after the first).
+    static func longFile(notes: Int) -> [UInt8] {
+        var body: [UInt8] = [0x00, 0x90, 60, 100]
+        for index in 0..<notes {
+            if index > 0 { body += [0x01, 60, 100] }
+            body += [0x01, 60, 0]
+        }
+        return SMFBytes.header() + SMFBytes.track(body + [0x00, 0xFF, 0x2F, 0x00])
+    }
+
+    @Test("a single long track is asked often enough to stop within a stride, and stops at the first yes")
+    func stopsPartWay() throws {
+        let file = Self.longFile(notes: 400_000)
+        let asked = Atomic<Int>(0)
+        var options = SMFReadOptions()
+        options.shouldCancel = { asked.add(1, ordering: .relaxed).newValue >= 3 }
+        do {
+            _ = try SMFReader.read(file, options: options)
+            Issue.record("the read was not cancelled")
+        } catch {
+            #expect(error.reason == .cancelled)
+            #expect(error.description.contains("reading was cancelled"), "\(error)")
+            // Asked for the third time (once before the track, twice in it) within two
+            // strides of the track's start.
+            #expect(error.location.offset <= 2 * SMFReadOptions.cancellationStride + 64, "stopped at byte \(error.location.offset)")
+        }
+        #expect(asked.load(ordering: .relaxed) == 3)
+    }
+
+    @Test("a closure that never cancels reads the same file, and is asked about once a stride")
+    func neverCancellingReadsTheSame() throws {
+        let file = Self.longFile(notes: 400_000)
+        let asked = Atomic<Int>(0)
+        var options = SMFReadOptions()
+        options.shouldCancel = { asked.add(1, ordering: .relaxed); return false }
+        let read = try SMFReader.read(file, options: options)
+        #expect(read == (try SMFReader.read(file)))
+        #expect(read.tracks[0].events.count == 400_000)
+        let strides = file.count / SMFReadOptions.cancellationStride
+        #expect(asked.load(ordering: .relaxed) >= strides && asked.load(ordering: .relaxed) <= strides + 3,
+                "asked \(asked.load(ordering: .relaxed)) times over \(file.count) bytes")
     }
 }
