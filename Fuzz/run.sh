@@ -3,6 +3,8 @@
 # Usage: Fuzz/run.sh [SECONDS] [TARGET...]   (default 60 s, every target)
 #        FUZZ_RUNS=1000000 Fuzz/run.sh 0 [TARGET...]   (a number of executions instead of a time)
 #        FUZZ_MAX_LEN=4096 ... (the largest input tried; default 65536, libFuzzer's own is 4096)
+#        FUZZ_CONFIGURATION=debug ... (a debug build: about a third of the release build's
+#        compile time and several times slower per execution, for CI's short smoke runs)
 # Prints each target's executions and exits non-zero when a target finds a crash, leaving the
 # input in Fuzz/findings/TARGET/. Seeds come from Songs/, ../shared/corpus/files and
 # Fuzz/seeds/ (fuzz-sf2 and fuzz-sf3 start from the small hand-built banks in Fuzz/seeds/;
@@ -23,7 +25,7 @@ export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPT
 # `--sanitize fuzzer` makes SwiftPM link libFuzzer's main; the joined -sanitize=fuzzer,address
 # is what instruments: the Swift driver forwards only the last of several -sanitize flags to
 # the compiler, so `--sanitize fuzzer --sanitize address` builds without coverage counters.
-build=(swift build -c release --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address)
+build=(swift build -c "${FUZZ_CONFIGURATION:-release}" --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address)
 "${build[@]}" 2>&1 | grep -vE "Cannot export local symbol|^\[|^Building|^Build complete" || true
 bin=$("${build[@]}" --show-bin-path)
 work=$(mktemp -d /tmp/tactus-fuzz.XXXXXX)
