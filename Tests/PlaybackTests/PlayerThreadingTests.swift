@@ -36,7 +36,8 @@ import Testing
         player.start()
         for _ in 0..<100 { player.engine.render(frameCount: 512, into: out) }
         var allocations = 0, frees = 0
-        for block in 0..<(44_100 * 60 / 512) {
+        // 20 s of audio: each command below comes four times, inside and across the loop.
+        for block in 0..<(44_100 * 20 / 512) {
             // Control side (allocates freely): commands between blocks.
             switch block % 400 {
             case 50: player.playRate = 1.5
