@@ -13,6 +13,8 @@ final class ActiveRecording: @unchecked Sendable {
     let session: RecordingSession
     let inputs: [any RecordingInput]
     private var playback: PlaybackSession?
+    /// The name of the backend the backing plays on, for the message when it does not stop.
+    private var backendName = ""
     private let catcher = PlayerCatcher()
     private var journal: RecordingJournalWriter?
     private var playerClock: PlayerRecordingClock?
@@ -102,6 +104,7 @@ final class ActiveRecording: @unchecked Sendable {
             throw .audio(error)
         }
         playback = played
+        backendName = backend.name
         session.state.withLock { $0.playback = played }
     }
 
@@ -226,20 +229,30 @@ final class ActiveRecording: @unchecked Sendable {
                 if !ending.isFailure { ending = .journalFailed(error) }
             }
         }
-        stopAudio()
+        if !stopAudio() && !ending.isFailure {
+            // A server or device that no longer answers (a JACK server stopped with SIGSTOP):
+            // the take is whole, and the ending says what did not stop.
+            let reason = "did not stop within \(Self.stopGraceSeconds) s; it no longer answers"
+            ending = .audioFailed(.backend(AudioBackendError(.io, backend: backendName, reason: reason)))
+        }
         session.publishPosition(currentPosition(recorder.position(atSeconds: takeNow)), now: .max)
         session.complete(RecordingTake(recorder: recorder, base: session.sequence, ending: ending,
                                        recordedSeconds: max(0, takeNow - session.startSeconds),
                                        journalPath: session.options.journalPath))
     }
 
+    /// How long the backing has to stop once the take ends.
+    static let stopGraceSeconds = 3
+
     /// Stops the backing and lets what the device holds play out (bounded: a device that
-    /// failed may never say it drained).
-    private func stopAudio() {
-        guard let playback else { return }
+    /// failed may never say it drained); false when it did not stop in time.
+    @discardableResult
+    private func stopAudio() -> Bool {
+        guard let playback else { return true }
         playback.stop(drain: true)
-        let deadline = monotonicNanoseconds() + 3_000_000_000
+        let deadline = monotonicNanoseconds() + Int64(Self.stopGraceSeconds) * 1_000_000_000
         while playback.outcome == nil && monotonicNanoseconds() < deadline { usleep(5_000) }
+        return playback.outcome != nil
     }
 }
 

@@ -121,6 +121,34 @@ extension JACKClientTests {
         #expect(recorded.count > 3, "the notes played before the kill are in the take (\(recorded.count))")
         #expect(!FileManager.default.fileExists(atPath: take + ".journal"), "the journal goes once the take is written")
     }
+
+    @Test("tactus record --driver jack: stopped while the server is frozen, the take is written, one line says the server did not stop, exit 74")
+    func cliRecordServerFrozen() throws {
+        let server = try JACKServer("cli-record-frozen", sampleRate: 48_000, period: 512)
+        defer {
+            server.thaw()
+            server.stop()
+        }
+        let take = NSTemporaryDirectory() + "tactus-jack-frozen-\(UUID().uuidString).mid"
+        defer { try? FileManager.default.removeItem(atPath: take) }
+        let (recorder, err) = try Self.startRecording(take, server: server.name)
+        server.freeze()
+        kill(recorder.processIdentifier, SIGTERM)
+        // Only a guard against hanging the suite if the grace regresses: the expectations below
+        // then fail on the status.
+        let pid = recorder.processIdentifier
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 60)
+            if recorder.isRunning { kill(pid, SIGKILL) }
+        }
+        recorder.waitUntilExit()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(recorder.terminationStatus == 74, "\(stderr)")
+        let lines = stderr.split(separator: "\n").filter { !$0.hasPrefix("tactus: recording into") }
+        #expect(lines.count == 1 && lines[0].contains("did not stop within 3 s") && lines[0].contains("the take so far is kept"), "\(stderr)")
+        #expect((try? SMFReader.read(contentsOf: take)) != nil, "the take is a MIDI file")
+        #expect(!FileManager.default.fileExists(atPath: take + ".journal"), "the journal goes once the take is written")
+    }
 }
 
 /// Writes silence: a client that only listens for the server's notifications (xruns).
