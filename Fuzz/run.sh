@@ -5,7 +5,7 @@
 #        FUZZ_MAX_LEN=4096 ... (the largest input tried; default 65536, libFuzzer's own is 4096)
 #        FUZZ_CONFIGURATION=debug ... (a debug build: about a third of the release build's
 #        compile time and several times slower per execution, for CI's short smoke runs)
-# Prints each target's executions and exits non-zero when a target finds a crash, leaving the
+# Prints each target's executions and exits 1 when a target finds a crash (2 when they do not build), leaving the
 # input in Fuzz/findings/TARGET/. Seeds come from Songs/, ../shared/corpus/files and
 # Fuzz/seeds/ (fuzz-sf2 and fuzz-sf3 start from the small hand-built banks in Fuzz/seeds/;
 # fuzz-sfz and fuzz-sfz-play from sfizz's test files in ../shared/sfz; fuzz-journal from the
@@ -26,7 +26,16 @@ export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPT
 # is what instruments: the Swift driver forwards only the last of several -sanitize flags to
 # the compiler, so `--sanitize fuzzer --sanitize address` builds without coverage counters.
 build=(swift build -c "${FUZZ_CONFIGURATION:-release}" --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address)
-"${build[@]}" 2>&1 | grep -vE "Cannot export local symbol|^\[|^Building|^Build complete" || true
+# The build's chatter is filtered, its status is not: a target that did not build must not be
+# reported as a finding.
+if ! "${build[@]}" > "${TMPDIR:-/tmp}/tactus-fuzz-build.$$" 2>&1; then
+  grep -vE "Cannot export local symbol|^\[|^Building" "${TMPDIR:-/tmp}/tactus-fuzz-build.$$" >&2
+  rm -f "${TMPDIR:-/tmp}/tactus-fuzz-build.$$"
+  echo "Fuzz/run.sh: the fuzz targets did not build" >&2
+  exit 2
+fi
+grep -vE "Cannot export local symbol|^\[|^Building|^Build complete" "${TMPDIR:-/tmp}/tactus-fuzz-build.$$" || true
+rm -f "${TMPDIR:-/tmp}/tactus-fuzz-build.$$"
 bin=$("${build[@]}" --show-bin-path)
 work=$(mktemp -d /tmp/tactus-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
