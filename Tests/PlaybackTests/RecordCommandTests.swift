@@ -1,6 +1,7 @@
 import Foundation
 import MIDI
 import MIDIFile
+import Recording
 import Sequencing
 import Testing
 
@@ -44,6 +45,17 @@ import Testing
         guard fd >= 0 else { Issue.record("cannot open \(fifo)"); return }
         _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         close(fd)
+    }
+
+    /// Waits (at most 60 s) until the take's journal at `path` holds `count` messages, as a
+    /// user's program would see its notes reach the disk; false if it never does.
+    func waitForJournal(_ path: String, messages count: Int) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if let contents = try? RecordingJournal.read(contentsOf: path), contents.events.count >= count { return true }
+            usleep(10_000)
+        }
+        return false
     }
 
     func finish(_ p: Process, dir: String) -> (status: Int32, stdout: String, stderr: String) {
@@ -224,8 +236,13 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let out = dir + "/take.mid"
         let p = try startRecording(["-o", out, "--input-device", fifo, "--no-audio", "--tempo", "90", "--timesig", "3/4"], dir: dir)
+        let sent = ContinuousClock.now
         send([0x93, 50, 70], to: fifo)
-        usleep(200_000)
+        // Stopped once the note is in the take (the journal holds it), however slowly the
+        // recorder's reader runs, and has been held for 200 ms (the length checked below).
+        #expect(waitForJournal(out + ".journal", messages: 1), "the note never reached the journal")
+        let heldFor = ContinuousClock.now - sent
+        if heldFor < .milliseconds(200) { usleep(UInt32((0.2 - Double(heldFor.components.attoseconds) * 1e-18) * 1_000_000)) }
         p.terminate()
         let r = finish(p, dir: dir)
         #expect(r.status == 0, "\(r.stderr)")
@@ -252,8 +269,9 @@ import Testing
             send([0x80, key, 0], to: fifo)
             usleep(20_000)
         }
-        // The journal is flushed within 100 ms; give it that, then kill without warning.
-        usleep(150_000)
+        // Killed without warning once the journal holds all 20 messages (it is flushed
+        // within 100 ms of each; waiting on a fixed delay failed under load).
+        #expect(waitForJournal(out + ".journal", messages: 20), "the journal never held the 20 messages")
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
         #expect(!FileManager.default.fileExists(atPath: out))
