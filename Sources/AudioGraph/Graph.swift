@@ -63,7 +63,7 @@ public final class AudioGraph {
 
     /// The identifier of the parameter called `name` (without regard to case) of node `node`:
     /// how automation addresses a parameter by name.
-    public func parameterID(node: UInt32, named name: String) throws -> UInt32 {
+    public func parameterID(node: UInt32, named name: String) throws(AudioGraphError) -> UInt32 {
         guard let n = self.node(node) else { throw AudioGraphError.unknownNode(node) }
         guard let info = n.parameterInfo(named: name) else { throw AudioGraphError.unknownParameter(node: node, name: name) }
         return info.id
@@ -71,7 +71,7 @@ public final class AudioGraph {
 
     /// Feeds `source`'s output into `destination`'s input `bus`. Several sources on one bus
     /// are summed.
-    public func connect(_ source: UInt32, to destination: UInt32, bus: Int = 0) throws {
+    public func connect(_ source: UInt32, to destination: UInt32, bus: Int = 0) throws(AudioGraphError) {
         guard node(source) != nil else { throw AudioGraphError.unknownNode(source) }
         guard let dest = node(destination) else { throw AudioGraphError.unknownNode(destination) }
         guard bus >= 0, bus < dest.inputBusCount else { throw AudioGraphError.noSuchInput(node: destination, bus: bus) }
@@ -97,14 +97,14 @@ public final class AudioGraph {
     /// Prepares every node and freezes the graph for rendering. Nodes that do not lead to the
     /// output are still rendered (an instrument may be recorded or measured by a test), after
     /// the nodes feeding them.
-    public func compile(sampleRate: Double, maximumFrameCount: Int) throws -> CompiledGraph {
+    public func compile(sampleRate: Double, maximumFrameCount: Int) throws(AudioGraphError) -> CompiledGraph {
         let outputs = nodes.filter { $0.node is OutputNode }
         guard outputs.count == 1 else { throw AudioGraphError.outputCount(outputs.count) }
         // Depth-first topological order; a node is placed after everything feeding it.
         var order: [Int] = []
         var state = [UInt8](repeating: 0, count: nodes.count) // 0 new, 1 visiting, 2 done
         let indexOf = Dictionary(uniqueKeysWithValues: nodes.enumerated().map { ($1.id, $0) })
-        func visit(_ i: Int) throws {
+        func visit(_ i: Int) throws(AudioGraphError) {
             if state[i] == 2 { return }
             if state[i] == 1 { throw AudioGraphError.cycle(nodes[i].id) }
             state[i] = 1

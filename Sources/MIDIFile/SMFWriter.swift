@@ -451,7 +451,7 @@ public enum SMFWriter {
     /// output, and a path that is or resolves to anything but a regular file (`/dev/null`, a
     /// FIFO, `/dev/stdout`, `/proc/self/fd/N`) is written in place and never replaced (see
     /// ``OutputDestination``).
-    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(SMFWriteError) {
         let destination: OutputDestination
         do {
             destination = try OutputDestination.resolve(path)
@@ -473,7 +473,7 @@ public enum SMFWriter {
             } catch {
                 throw SMFWriteError(path: path, reason: "cannot write (\(error.reason))")
             }
-            do {
+            do throws(SMFWriteError) {
                 try write(bytes, to: temporary.descriptor, path: path)
                 if fsync(temporary.descriptor) != 0 {
                     throw SMFWriteError(path: path, reason: "cannot write (\(String(cString: strerror(errno))))")
@@ -492,17 +492,19 @@ public enum SMFWriter {
         }
     }
 
-    private static func write(_ bytes: [UInt8], to fd: Int32, path: String) throws {
-        try bytes.withUnsafeBytes { raw in
+    private static func write(_ bytes: [UInt8], to fd: Int32, path: String) throws(SMFWriteError) {
+        let failure: Int32? = bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
-                    throw SMFWriteError(path: path, reason: "cannot write (\(String(cString: strerror(errno))))")
+                    return errno
                 }
                 offset += n
             }
+            return nil
         }
+        if let failure { throw SMFWriteError(path: path, reason: "cannot write (\(String(cString: strerror(failure))))") }
     }
 }
