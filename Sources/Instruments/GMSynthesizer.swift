@@ -257,10 +257,8 @@ public final class GMSynthesizer: ParameterizedNode {
         case MIDIController.dataEntryMSB:
             if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
                 channels[c].bendRange = Float(value) + (channels[c].bendRange - channels[c].bendRange.rounded(.down))
-            } else if channels[c].rpnMSB == 0 && channels[c].rpnLSB == MIDITuningState.programSelectRPN {
-                retune(tuning.selectProgram(channel: c, program: value))
-            } else if channels[c].rpnMSB == 0 && channels[c].rpnLSB == MIDITuningState.bankSelectRPN {
-                tuning.selectBank(channel: c, bank: value)
+            } else if channels[c].rpnMSB == 0 {
+                tuningDataEntry(channel: c, parameter: channels[c].rpnLSB, value: value)
             }
         case MIDIController.dataEntryLSB:
             if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
@@ -406,21 +404,14 @@ public final class GMSynthesizer: ParameterizedNode {
         if p.pointee.fixedFrequency > 0 {
             baseHz = p.pointee.fixedFrequency
         } else {
-            let tuned = voices[i].tunedCents
-            if tuned.isNaN {
+            if voices[i].tunedCents.isNaN {
                 let key = Float(voices[i].key) + (voices[i].isDrum ? 0 : transpose)
                 if key != voices[i].baseHzKey {
                     voices[i].baseHzKey = key
                     voices[i].baseHz = 440 * exp2((key - 69) / 12)
                 }
             } else {
-                // A tuned pitch is reckoned in Double: a Float key near 60 resolves only
-                // 0.0004 cent, and the tuning's fractions of a cent are the point.
-                let key = Float(tuned / 100) + transpose
-                if key != voices[i].baseHzKey {
-                    voices[i].baseHzKey = key
-                    voices[i].baseHz = Float(440 * exp2((tuned / 100 + Double(transpose) - 69) / 12))
-                }
+                updateTunedFrequency(i, transpose: transpose)
             }
             baseHz = voices[i].baseHz
             semitones += ch.bend * ch.bendRange + fineTuningSemitones + coarseTuningSemitones

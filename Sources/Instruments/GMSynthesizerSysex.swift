@@ -1,4 +1,5 @@
 import AudioGraph
+import Foundation
 import MIDI
 
 // System exclusive: the GM, GM2, GS and XG resets, GS rhythm-part assignment, master volume
@@ -53,6 +54,28 @@ extension GMSynthesizer {
     /// keep their pitch.
     public func setTuning(_ tuning: KeyboardTuning?) {
         self.tuning.setBaseTuning(tuning?.cents)
+    }
+
+    /// Data entry MSB for registered parameter (0, `parameter`): RPN 3 selects the channel's
+    /// tuning program, RPN 4 its tuning bank, as FluidSynth reads them.
+    func tuningDataEntry(channel c: Int, parameter: UInt8, value: UInt8) {
+        if parameter == MIDITuningState.programSelectRPN {
+            retune(tuning.selectProgram(channel: c, program: value))
+        } else if parameter == MIDITuningState.bankSelectRPN {
+            tuning.selectBank(channel: c, bank: value)
+        }
+    }
+
+    /// The frequency of tuned voice `i` before bend and vibrato, cached by key like an
+    /// equal-tempered one's. It is reckoned in Double: a Float key near 60 resolves only
+    /// 0.0004 cent, and a tuning's fractions of a cent are the point.
+    func updateTunedFrequency(_ i: Int, transpose: Float) {
+        let tuned = voices[i].tunedCents
+        let key = Float(tuned / 100) + transpose
+        if key != voices[i].baseHzKey {
+            voices[i].baseHzKey = key
+            voices[i].baseHz = Float(440 * exp2((tuned / 100 + Double(transpose) - 69) / 12))
+        }
     }
 
     /// After a tuning change: with a real-time one, the sounding melodic voices of the
