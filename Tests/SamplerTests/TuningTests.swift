@@ -1,6 +1,8 @@
 import AudioGraph
 import AudioTestSupport
 import Foundation
+import Instruments
+import MallocCounter
 import MIDI
 @testable import Sampler
 import SoundFont
@@ -151,6 +153,48 @@ import Testing
         let reference = Self.render(try Self.rig(), frames: 30_000, events)
         for sizes in [[1], [63], [64], [4096], randomBlockSizes(count: 300, maximum: 700, seed: 11)] {
             #expect(Self.render(try Self.rig(), frames: 30_000, events, blockSizes: sizes) == reference, "block sizes \(sizes.prefix(3))")
+        }
+    }
+
+    @Test(arguments: ["sampler", "synthesizer"])
+    func tuningMessagesAllocateNothingOnTheRenderThread(_ instrument: String) throws {
+        let messages: [[UInt8]] = [
+            TuningMessages.bulkDump(program: 3, bank: 1) { Pitch(semitone: UInt8($0), fraction: 500) },
+            TuningMessages.noteChange(program: 3, bank: 1, [(60, Pitch(semitone: 61, fraction: 0)), (62, nil)]),
+            TuningMessages.scaleOctave(channels: 0b110, cents: Array(repeating: 5, count: 12), realTime: true),
+            TuningMessages.scaleOctave(channels: 0b1, values: Array(repeating: 9000, count: 12)),
+            [0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7],
+        ]
+        let store = SystemExclusiveStore(messages)
+        var events: [(frame: Int, event: NodeEvent)] = [(0, .systemExclusive(store.messages[0]))]
+        events += TuningMessages.select(program: 3, bank: 1).map { (10, NodeEvent.midi($0)) }
+        events += [(600, .midi(.noteOn(channel: 0, key: 60, velocity: 100))), (700, .midi(.noteOn(channel: 1, key: 64, velocity: 100))),
+                   (1200, .systemExclusive(store.messages[1])), (2000, .systemExclusive(store.messages[2])),
+                   (2600, .systemExclusive(store.messages[3])), (3100, .midi(.noteOn(channel: 2, key: 67, velocity: 100))),
+                   (4000, .systemExclusive(store.messages[4])), (4500, .midi(.noteOn(channel: 0, key: 62, velocity: 100)))]
+        func makeGraph() throws -> CompiledGraph {
+            let g = AudioGraph()
+            let node: any AudioNode = instrument == "sampler" ? SamplerNode(bank: singleBank(.sine(period: 100))) : GMSynthesizer()
+            let n = g.add(node), o = g.add(OutputNode())
+            try g.connect(n, to: o)
+            return try g.compile(sampleRate: 44_100, maximumFrameCount: 512)
+        }
+        // Blocks of events prepared before counting; a first run instantiates runtime metadata.
+        let blocks = (0..<12).map { b in
+            events.filter { $0.frame / 512 == b }.map { GraphEvent(offset: $0.frame - b * 512, nodeIndex: 0, event: $0.event) }
+        }
+        func run(_ graph: CompiledGraph) -> Int {
+            var allocations = 0
+            for (b, block) in blocks.enumerated() {
+                malloc_counter_start()
+                block.withUnsafeBufferPointer { graph.render(startFrame: Int64(b * 512), frameCount: 512, events: $0) }
+                allocations += malloc_counter_stop()
+            }
+            return allocations
+        }
+        withExtendedLifetime(store) {
+            _ = try? run(makeGraph())
+            #expect((try? run(makeGraph())) == 0)
         }
     }
 }
