@@ -52,6 +52,8 @@ import Testing
         #expect(scale.cents.count == 3)
         #expect(scale.cents.first == 100.5 && scale.cents.last == 1200)
         #expect(abs(scale.cents[1] - cents(1.5)) < 1e-9)
+        // Scala writes cents with a bare point too.
+        #expect(try ScalaScale(text: "d\n3\n100.\n.5\n2/1\n", path: "p.scl").cents == [100, 0.5, 1200])
         let nineteen = try ScalaScale(text: Self.nineteen, path: "19.scl")
         #expect(nineteen.cents.count == 19 && abs(nineteen.cents[0] - 1200.0 / 19) < 1e-5)
     }
