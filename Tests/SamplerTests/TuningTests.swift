@@ -4,7 +4,9 @@ import Foundation
 import Instruments
 import MallocCounter
 import MIDI
+import Playback
 @testable import Sampler
+import Sequencing
 import SoundFont
 import Testing
 
@@ -196,5 +198,27 @@ import Testing
             _ = try? run(makeGraph())
             #expect((try? run(makeGraph())) == 0)
         }
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: SystemExclusiveTests.bank), "needs TimGM6mb (Debian timgm6mb-soundfont)"),
+          arguments: SystemExclusiveTests.Instrument.allCases)
+    func tuningMessagesInASongRetuneTheRealInstruments(_ instrument: SystemExclusiveTests.Instrument) throws {
+        // Key 69 raised 37 cents by a bulk dump to program 2, which channel 0 selects by RPN.
+        let dump = TuningMessages.bulkDump(program: 2) { Pitch(semitone: UInt8($0), fraction: $0 == 69 ? 6062 : 0) }
+        let suite = SystemExclusiveTests()
+        func measuredPeriod(tuned: Bool) throws -> Double {
+            let audio = try suite.render(instrument) { t in
+                if tuned {
+                    t.add(.sysex(SysexEvent(payload: Array(dump.dropFirst()))), at: 0)
+                    for message in TuningMessages.select(program: 2) {
+                        t.add(.message(message), at: 0)
+                    }
+                }
+                t.addNote(at: 0, channel: 0, key: 69, velocity: 100, duration: 900)
+            }
+            return suite.period(audio[8_000..<12_096], lags: 80...120)
+        }
+        let cents = 1200 * log2(try measuredPeriod(tuned: false) / measuredPeriod(tuned: true))
+        #expect(abs(cents - 6062 * 100 / 16_384.0) < 3, "measured \(cents) cents")
     }
 }
