@@ -78,7 +78,8 @@ func readScalaFile(_ path: String) throws(ScalaFileError) -> String {
         throw ScalaFileError(path: path, reason: "not a regular file", isUnreadableInput: true)
     }
     guard info.st_size <= maximumScalaFileSize else {
-        throw ScalaFileError(path: path, reason: "file is \(info.st_size) bytes, more than the \(maximumScalaFileSize) a Scala file may have")
+        throw ScalaFileError(path: path,
+                             reason: "file is \(info.st_size) bytes, more than the \(maximumScalaFileSize) a Scala file may have")
     }
     var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
     var filled = 0

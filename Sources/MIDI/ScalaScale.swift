@@ -195,7 +195,9 @@ public struct KeyboardMapping: Hashable, Sendable {
                 case 1...4:
                     guard (0...127).contains(value) else { throw fail(lineNumber, "the \(name) \(token) is outside 0...127") }
                 case 5:
-                    guard value > 0, value <= 100_000 else { throw fail(lineNumber, "reference frequency \(token) Hz is outside (0, 100000]") }
+                    guard value > 0, value <= 100_000 else {
+                        throw fail(lineNumber, "reference frequency \(token) Hz is outside (0, 100000]")
+                    }
                 default:
                     guard (0...Self.maximumSize).contains(Int(value)) else {
                         throw fail(lineNumber, "octave degree \(token) is outside 0...\(Self.maximumSize)")

@@ -49,10 +49,11 @@ extension SamplerNode {
         }
     }
 
-    /// Plays every channel in `tuning` (cents for the 128 keys, see ``KeyboardTuning``) instead
-    /// of equal temperament, or in equal temperament again for nil; drum channels stay as they
-    /// are. MIDI Tuning Standard programs sent later still take over the channels that select
-    /// them, and a system reset returns to this tuning, not to equal temperament.
+    /// Plays every channel in `tuning` (cents for the 128 keys: `KeyboardTuning`, module
+    /// `MIDI`) instead of equal temperament, or in equal temperament again for nil; drum
+    /// channels stay as they are. MIDI Tuning Standard programs sent later still take over the
+    /// channels that select them, and a system reset returns to this tuning, not to equal
+    /// temperament.
     ///
     /// Call it before the sampler renders or between renders, not while a graph is rendering it:
     /// the audio thread reads the table without a lock. Notes already sounding keep their pitch.
