@@ -20,10 +20,24 @@ public struct KeyboardTuning: Hashable, Sendable {
     /// Lays `scale` out on the keyboard as `mapping` says (``KeyboardMapping/standard`` when
     /// nil: consecutive degrees, the unison on middle C at its equal-tempered pitch).
     ///
-    /// Throws when the mapping's reference key is itself unmapped, since its frequency then
-    /// fixes nothing; `mappingPath` names the mapping in that error.
-    public init(scale: ScalaScale, mapping: KeyboardMapping? = nil, mappingPath: String = "keyboard mapping") throws(ScalaFileError) {
+    /// Throws when the scale has no notes or a period not above the unison, when the mapping's
+    /// keys are outside 0...127 or its reference frequency is not above 0 (a parsed file never
+    /// has these; values built in code may), and when the reference key is itself unmapped,
+    /// since its frequency then fixes nothing. `scalePath` and `mappingPath` name the two in
+    /// those errors.
+    public init(scale: ScalaScale, mapping: KeyboardMapping? = nil, scalePath: String = "scale",
+                mappingPath: String = "keyboard mapping") throws(ScalaFileError) {
+        guard (1...ScalaScale.maximumNoteCount).contains(scale.cents.count), scale.cents.allSatisfy(\.isFinite),
+              let period = scale.cents.last, period > 0 else {
+            throw ScalaFileError(path: scalePath, reason: "a scale needs 1...\(ScalaScale.maximumNoteCount) finite notes, the last above the unison")
+        }
         let map = mapping ?? .standard
+        let keys = [map.firstKey, map.lastKey, map.middleKey, map.referenceKey]
+        guard keys.allSatisfy({ (0...127).contains($0) }), map.referenceFrequency.isFinite, map.referenceFrequency > 0,
+              (0...KeyboardMapping.maximumSize).contains(map.size), (0...KeyboardMapping.maximumSize).contains(map.octaveDegree) else {
+            throw ScalaFileError(path: mappingPath, reason: "keys must be within 0...127, the reference frequency above 0, "
+                                 + "the size and octave degree within 0...\(KeyboardMapping.maximumSize)")
+        }
         guard let reference = Self.relativeCents(key: map.referenceKey, scale: scale, mapping: map) else {
             throw ScalaFileError(path: mappingPath, reason: "reference key \(map.referenceKey) is not mapped to a scale degree")
         }
@@ -46,7 +60,7 @@ public struct KeyboardTuning: Hashable, Sendable {
         let scale = try ScalaScale(text: readScalaFile(scalePath), path: scalePath)
         var mapping: KeyboardMapping?
         if let mappingPath { mapping = try KeyboardMapping(text: readScalaFile(mappingPath), path: mappingPath) }
-        return try KeyboardTuning(scale: scale, mapping: mapping, mappingPath: mappingPath ?? scalePath)
+        return try KeyboardTuning(scale: scale, mapping: mapping, scalePath: scalePath, mappingPath: mappingPath ?? scalePath)
     }
 
     /// A key's pitch in cents relative to the mapping's middle key, or nil when unmapped.

@@ -114,8 +114,8 @@ public struct ScalaScale: Hashable, Sendable {
     /// Cents above the unison of degree `degree` (0 is the unison; degrees past the last note
     /// continue into the next periods, negative ones into the previous).
     public func cents(ofDegree degree: Int) -> Double {
+        guard let period = cents.last else { return 0 }
         let n = cents.count
-        let period = cents[n - 1]
         let periods = degree >= 0 ? degree / n : -((-degree + n - 1) / n)
         let step = degree - periods * n
         return Double(periods) * period + (step == 0 ? 0 : cents[step - 1])

@@ -158,6 +158,16 @@ import Testing
         #expect(throws: ScalaFileError(path: "m.kbm", reason: "reference key 69 is not mapped to a scale degree")) {
             _ = try KeyboardTuning(scale: just, mapping: unmappedReference, mappingPath: "m.kbm")
         }
+        // Values built in code are checked as a file's would be, never trapping.
+        #expect(throws: ScalaFileError.self) { _ = try KeyboardTuning(scale: ScalaScale(description: "", cents: [])) }
+        #expect(throws: ScalaFileError.self) { _ = try KeyboardTuning(scale: ScalaScale(description: "", cents: [100, -1])) }
+        var wild = KeyboardMapping.standard
+        wild.middleKey = .min
+        #expect(throws: ScalaFileError.self) { _ = try KeyboardTuning(scale: just, mapping: wild) }
+        wild = .standard
+        wild.referenceFrequency = 0
+        #expect(throws: ScalaFileError.self) { _ = try KeyboardTuning(scale: just, mapping: wild) }
+        #expect(ScalaScale(description: "", cents: []).cents(ofDegree: 5) == 0)
     }
 
     @Test func filesLoadAndMissingOnesAreUnreadable() throws {
