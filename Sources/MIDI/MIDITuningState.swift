@@ -5,8 +5,10 @@
 /// It keeps FluidSynth's model: a bulk dump or single note change writes a program, and a
 /// channel plays the program it last selected (bank 0 program 0 until then, so a dump to that
 /// program retunes every channel at once, as MIDI RP-020 suggests). A scale/octave message
-/// gives the channels in its mask their own octave of offsets until they select a program
-/// again. A program nothing has written plays the base tuning.
+/// gives the channels in its mask their own octave of offsets (added to the base tuning) until
+/// they select a program again: FluidSynth writes them into bank 0 program 0 instead, which
+/// would retune every channel still on that program, where the specification retunes only the
+/// channels named. A program nothing has written plays the base tuning.
 ///
 /// Every table is allocated when the state is created, and every method but
 /// ``setBaseTuning(_:)`` runs without allocating, locking or I/O, so instruments call them on
