@@ -121,7 +121,7 @@ let package = Package(
             dependencies: ["AudioGraph", "Playback", "Sequencing", "MIDI"],
             path: "Benchmarks/SchedulerBenchmark"
         ),
-        .testTarget(name: "MIDITests", dependencies: ["MIDI"]),
+        .testTarget(name: "MIDITests", dependencies: ["MIDI", "AudioTestSupport"]),
         .testTarget(name: "LV2Tests", dependencies: ["LV2", "CLilv", "AudioGraph", "MIDI", "Playback", "Sequencing", "TactusTestSupport"]),
         .testTarget(name: "ALSATests", dependencies: ["Locking", "ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph"]),
         .testTarget(name: "JACKTests", dependencies: ["Locking", "JACK", "Playback", "Recording", "Sequencing", "MIDIFile"]),

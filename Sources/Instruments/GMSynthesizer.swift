@@ -85,6 +85,8 @@ public final class GMSynthesizer: ParameterizedNode {
     var fineTuningSemitones: Float = 0
     var coarseTuningSemitones: Float = 0
     var gsMode = true
+    /// MIDI Tuning Standard programs, each channel's choice, and the base (Scala) tuning.
+    let tuning = MIDITuningState()
     private var gainGlide: Float = 0.01
     private var fadeStep: Float = 1
     /// Frame at which the next `render` starts.
@@ -192,6 +194,7 @@ public final class GMSynthesizer: ParameterizedNode {
         serial = 0
         position = 0
         resetSystemExclusiveState()
+        tuning.clear()
         masterGain = decibelsToGain(parameters[Parameter.volume]) * sysexVolume
         reverb.reset()
         reverb.setParameter(ReverbNode.Parameter.wet, value: parameters[Parameter.reverbLevel])
@@ -222,6 +225,7 @@ public final class GMSynthesizer: ParameterizedNode {
             forEachActive { beginFastFade($0) }
             for ch in 0..<16 { channels[ch] = Channel() }
             drumChannels = 1 << 9
+            tuning.reset()
         default: break
         }
     }
@@ -253,6 +257,8 @@ public final class GMSynthesizer: ParameterizedNode {
         case MIDIController.dataEntryMSB:
             if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
                 channels[c].bendRange = Float(value) + (channels[c].bendRange - channels[c].bendRange.rounded(.down))
+            } else if channels[c].rpnMSB == 0 {
+                tuningDataEntry(channel: c, parameter: channels[c].rpnLSB, value: value)
             }
         case MIDIController.dataEntryLSB:
             if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
@@ -307,6 +313,7 @@ public final class GMSynthesizer: ParameterizedNode {
         v.stage = .attack
         v.channel = UInt8(c)
         v.key = key
+        v.tunedCents = isDrum ? .nan : tuning.cents(channel: c, key: Int(key)) ?? .nan
         v.velocity = Float(velocity) / 127
         v.isDrum = isDrum
         v.serial = serial
@@ -397,10 +404,14 @@ public final class GMSynthesizer: ParameterizedNode {
         if p.pointee.fixedFrequency > 0 {
             baseHz = p.pointee.fixedFrequency
         } else {
-            let key = Float(voices[i].key) + (voices[i].isDrum ? 0 : transpose)
-            if key != voices[i].baseHzKey {
-                voices[i].baseHzKey = key
-                voices[i].baseHz = 440 * exp2((key - 69) / 12)
+            if voices[i].tunedCents.isNaN {
+                let key = Float(voices[i].key) + (voices[i].isDrum ? 0 : transpose)
+                if key != voices[i].baseHzKey {
+                    voices[i].baseHzKey = key
+                    voices[i].baseHz = 440 * exp2((key - 69) / 12)
+                }
+            } else {
+                updateTunedFrequency(i, transpose: transpose)
             }
             baseHz = voices[i].baseHz
             semitones += ch.bend * ch.bendRange + fineTuningSemitones + coarseTuningSemitones

@@ -57,6 +57,9 @@ struct Voice {
     var stage = EnvelopeStage.off
     var channel: UInt8 = 0
     var key: UInt8 = 0
+    /// The key's pitch in the channel's tuning (cents above key 0), or NaN in plain equal
+    /// temperament, where the pitch keeps its untuned arithmetic to the bit.
+    var tunedCents: Double = .nan
     var velocity: Float = 0
     /// True once a note-off arrived while the sustain pedal was down.
     var heldByPedal = false

@@ -27,6 +27,16 @@ public enum SystemExclusiveCommand: Hashable, Sendable {
     /// F0 7F dev 04 04 ll mm F7: master coarse tuning in semitones from -64 to +63 (the MSB
     /// less 64; the LSB is ignored as the specification says).
     case masterCoarseTuning(Int8)
+    /// F0 7E dev 08 01 tt name data cs F7 (or 08 04 bb tt ... with a bank): MIDI Tuning
+    /// Standard bulk tuning dump, the pitches of all 128 keys of a tuning program. The
+    /// real-time form (F0 7F) is accepted too.
+    case tuningBulkDump(MIDITuningProgramChange)
+    /// F0 7F dev 08 02 tt ll [kk xx yy zz]... F7 (or 08 07 bb tt ll ... with a bank, real-time
+    /// or not): MIDI Tuning Standard single note tuning change of some keys of a program.
+    case singleNoteTuningChange(MIDITuningProgramChange)
+    /// F0 7E dev 08 08 ff gg hh ss×12 F7 (1-byte form, ±64 cents) or 08 09 with twelve 14-bit
+    /// values (±100 cents), real-time or not: MIDI Tuning Standard scale/octave tuning.
+    case scaleOctaveTuning(MIDIScaleOctaveTuning)
 
     /// FluidSynth's default device identifier (`synth.device-id`).
     public static let deviceID: UInt8 = 0x10
@@ -41,6 +51,9 @@ public enum SystemExclusiveCommand: Hashable, Sendable {
         func device(_ d: UInt8) -> Bool { d == Self.deviceID || d == 0x7F }
         guard device(at(1)) else { return nil }
         switch at(0) {
+        case 0x7E where at(2) == 0x08, 0x7F where at(2) == 0x08:
+            guard let command = Self.midiTuning(count: count, at: at) else { return nil }
+            self = command
         case 0x7E where at(2) == 0x09 && count == 4:
             switch at(3) {
             case 0x01: self = .generalMIDIOn

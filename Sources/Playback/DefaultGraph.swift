@@ -8,6 +8,9 @@ public enum DefaultInstrument {
     case builtIn
     /// A SoundFont sampler, already configured (reverb, chorus, voice limit).
     case sampler(SamplerNode)
+    /// The built-in General MIDI synthesizer, already configured (retuned to a Scala scale,
+    /// for example).
+    case synthesizer(GMSynthesizer)
 }
 
 /// The graph Apple's MusicSequence builds when a MIDI file is loaded: one General MIDI
@@ -38,6 +41,10 @@ public struct DefaultGraph {
         switch choice {
         case .builtIn:
             let synth = GMSynthesizer()
+            synthesizer = synth
+            sampler = nil
+            instrument = synth
+        case .synthesizer(let synth):
             synthesizer = synth
             sampler = nil
             instrument = synth

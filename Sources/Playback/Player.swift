@@ -414,8 +414,8 @@ public final class Player {
 
     /// The events that bring every instrument to the song's state just before `frame`:
     /// per node and channel used by the schedule, a reset of all controllers, then the last
-    /// bank select, program, controllers, RPN selection and data entry, pitch bend and channel
-    /// pressure before `frame`; then the last value of every automated parameter (a ramp still
+    /// bank select, program, controllers, tuning bank and program (RPN 4 and 3), RPN selection
+    /// and data entry, pitch bend and channel pressure before `frame`; then the last value of every automated parameter (a ramp still
     /// running there resumes at its frame within the ramp).
     ///
     /// For a loop jump, `clipEnd` is the loop's end: a ramp that starts inside the loop and
@@ -432,6 +432,9 @@ public final class Player {
             var controllerOrder: [UInt8] = []
             var pitchBend: MIDIMessage?
             var pressure: MIDIMessage?
+            /// The tuning bank and program data entry chose through RPN 4 and 3.
+            var tuningBank: UInt8?
+            var tuningProgram: UInt8?
         }
         let schedule = snapshot.schedule
         let targets = snapshot.targets
@@ -491,6 +494,13 @@ public final class Player {
                     } else if m.data1 < 120 {
                         channels[slot].controllers[Int(m.data1)] = Int16(m.data2)
                     }
+                    if m.data1 == MIDIController.dataEntryMSB, channels[slot].controllers[Int(MIDIController.rpnMSB)] == 0 {
+                        switch channels[slot].controllers[Int(MIDIController.rpnLSB)] {
+                        case Int16(MIDITuningState.programSelectRPN): channels[slot].tuningProgram = m.data2
+                        case Int16(MIDITuningState.bankSelectRPN): channels[slot].tuningBank = m.data2
+                        default: break
+                        }
+                    }
                 case 0xC0: channels[slot].program = m.data1
                 case 0xE0: channels[slot].pitchBend = m
                 case 0xD0: channels[slot].pressure = m
@@ -536,6 +546,24 @@ public final class Player {
                 out.append(GraphEvent(offset: 0, nodeIndex: node, event: .midi(.programChange(channel: channel, program: program))))
             }
             for c in UInt8(1)..<120 where c != 32 && !rpnGroup.contains(c) { cc(c) }
+            // The RPN group restores only the last selection and its data entry, which later RPN
+            // traffic (a bend range, say) would leave in place of a tuning bank and program: those
+            // are selected on their own first, then the selection is nulled for the group.
+            if state.tuningBank != nil || state.tuningProgram != nil {
+                func send(_ controller: UInt8, _ value: UInt8) {
+                    out.append(GraphEvent(offset: 0, nodeIndex: node,
+                                          event: .midi(.controlChange(channel: channel, controller: controller, value: value))))
+                }
+                for (parameter, value) in [(MIDITuningState.bankSelectRPN, state.tuningBank),
+                                           (MIDITuningState.programSelectRPN, state.tuningProgram)] {
+                    guard let value else { continue }
+                    send(MIDIController.rpnMSB, 0)
+                    send(MIDIController.rpnLSB, parameter)
+                    send(MIDIController.dataEntryMSB, value)
+                }
+                send(MIDIController.rpnMSB, 127)
+                send(MIDIController.rpnLSB, 127)
+            }
             for c: UInt8 in [99, 98, 101, 100, 6, 38] { cc(c) }
             if let bend = state.pitchBend { out.append(GraphEvent(offset: 0, nodeIndex: node, event: .midi(bend))) }
             if let pressure = state.pressure { out.append(GraphEvent(offset: 0, nodeIndex: node, event: .midi(pressure))) }

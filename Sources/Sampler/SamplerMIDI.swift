@@ -28,6 +28,7 @@ extension SamplerNode {
             // System reset: silence and return every channel to its initial state.
             for n in 0..<activeCount { beginFade(Int(activeList[n])) }
             drumChannels = 1 << 9
+            tuning.reset()
             for ch in 0..<16 {
                 resetChannel(ch)
                 // No release region starts for a key struck before the reset.
@@ -100,6 +101,10 @@ extension SamplerNode {
             if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
                 let cents = channels[c].bendRange - channels[c].bendRange.rounded(.down)
                 channels[c].bendRange = Float(value) + cents
+            } else if channels[c].rpnMSB == 0 && channels[c].rpnLSB == MIDITuningState.programSelectRPN {
+                retune(tuning.selectProgram(channel: c, program: value))
+            } else if channels[c].rpnMSB == 0 && channels[c].rpnLSB == MIDITuningState.bankSelectRPN {
+                tuning.selectBank(channel: c, bank: value)
             }
         case MIDIController.dataEntryLSB:
             if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {

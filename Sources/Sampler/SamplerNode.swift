@@ -146,6 +146,8 @@ public final class SamplerNode: ParameterizedNode {
     var fineTuningCents: Double = 0
     var coarseTuningCents: Double = 0
     var bankStyle = BankSelectStyle.gs
+    /// MIDI Tuning Standard programs, each channel's choice, and the base (Scala) tuning.
+    let tuning = MIDITuningState()
     var fadeFrames = 132
     /// Frame at which the next `render` starts (the frame of events being received).
     var position: Int64 = 0
@@ -285,6 +287,7 @@ public final class SamplerNode: ParameterizedNode {
         // Lowest slots first, so the pool is used in a fixed order.
         for i in 0..<poolSize { freeList[i] = Int32(poolSize - 1 - i) }
         resetSystemExclusiveState()
+        tuning.clear()
         for c in 0..<16 { resetChannel(c) }
         serial = 0
         noteSerial = 0

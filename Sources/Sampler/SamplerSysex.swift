@@ -2,7 +2,8 @@ import AudioGraph
 import MIDI
 
 // System exclusive: the GM, GM2, GS and XG resets, GS rhythm-part assignment, master volume
-// and master tuning, acted on as FluidSynth's `fluid_synth_sysex` acts on them.
+// and master tuning, acted on as FluidSynth's `fluid_synth_sysex` acts on them; MIDI Tuning
+// Standard programs and scale/octave tunings, kept in a ``MIDITuningState``.
 extension SamplerNode {
     public func receiveSystemExclusive(_ bytes: UnsafeBufferPointer<UInt8>, atFrame frame: Int64) {
         guard let command = SystemExclusiveCommand(bytes) else { return }
@@ -43,7 +44,41 @@ extension SamplerNode {
             fineTuningCents = SystemExclusiveCommand.fineTuningCents(value)
         case .masterCoarseTuning(let semitones):
             coarseTuningCents = Double(semitones) * 100
+        case .tuningBulkDump, .singleNoteTuningChange, .scaleOctaveTuning:
+            if let update = tuning.apply(command) { retune(update) }
         }
+    }
+
+    /// Plays every channel in `tuning` (cents for the 128 keys: `KeyboardTuning`, module
+    /// `MIDI`) instead of equal temperament, or in equal temperament again for nil; drum
+    /// channels stay as they are. MIDI Tuning Standard programs sent later still take over the
+    /// channels that select them, and a system reset returns to this tuning, not to equal
+    /// temperament.
+    ///
+    /// Call it before the sampler renders or between renders, not while a graph is rendering it:
+    /// the audio thread reads the table without a lock. Notes already sounding keep their pitch.
+    public func setTuning(_ tuning: KeyboardTuning?) {
+        self.tuning.setBaseTuning(tuning?.cents)
+    }
+
+    /// The tuned pitch of `key` on channel `c` for a new voice: NaN on a drum channel (a kit's
+    /// notes are not a scale) and in plain equal temperament.
+    func tunedCents(channel c: Int, key: Float) -> Double {
+        guard !isDrumChannel(c) else { return .nan }
+        return tuning.cents(channel: c, key: Int(key)) ?? .nan
+    }
+
+    /// After a tuning change: with a real-time one, the sounding voices of the channels it
+    /// touched take their key's new pitch at the next control step.
+    func retune(_ update: MIDITuningState.Update) {
+        guard update.realTime, update.channels != 0 else { return }
+        for n in 0..<activeCount {
+            let v = voices + Int(activeList[n])
+            let c = Int(v.pointee.channel)
+            guard v.pointee.state != .off, update.channels & (1 << UInt16(c)) != 0 else { continue }
+            v.pointee.tunedCents = tunedCents(channel: c, key: v.pointee.key)
+        }
+        for c in 0..<16 where update.channels & (1 << UInt16(c)) != 0 { channels[c].serial &+= 1 }
     }
 
     /// True when channel `c` plays the drum bank.
@@ -60,6 +95,7 @@ extension SamplerNode {
         fineTuningCents = 0
         coarseTuningCents = 0
         bankStyle = .gs
+        tuning.reset()
     }
 
     /// Bank select MSB in the GM, GM2 and XG styles, as FluidSynth's

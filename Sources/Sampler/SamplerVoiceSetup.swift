@@ -102,6 +102,7 @@ extension SamplerNode {
         let forcedVelocity = base[SoundFontGenerator.velocity.rawValue]
         v.pointee.key = forcedKey >= 0 && forcedKey <= 127 ? forcedKey : Float(key)
         v.pointee.velocity = forcedVelocity >= 1 && forcedVelocity <= 127 ? forcedVelocity : Float(velocity)
+        v.pointee.tunedCents = tunedCents(channel: c, key: v.pointee.key)
         v.pointee.controlSerial = channels[c].serial
         computeEffective(i)
         var amplitudeStart: Float = 0, modulationStart: Float = 0
@@ -249,7 +250,11 @@ extension SamplerNode {
         let key = Double(v.pointee.key)
         let root = v.pointee.rootPitch
         let scale = Double(g(.scaleTuning))
-        v.pointee.pitch = scale * (key - root / 100) + root + 100 * Double(g(.coarseTune)) + Double(g(.fineTune))
+        let tuned = v.pointee.tunedCents
+        // In a tuning, the scale tuning generator scales the tuned key's distance from the
+        // root as it scales an equal-tempered key's, so 100 plays the tuned pitch exactly.
+        let nominal = tuned.isNaN ? scale * (key - root / 100) + root : scale / 100 * (tuned - root) + root
+        v.pointee.pitch = nominal + 100 * Double(g(.coarseTune)) + Double(g(.fineTune))
         v.pointee.attenuation = min(max(g(.initialAttenuation), 0), 1440)
         let pan = min(max(g(.pan), -500), 500)
         v.pointee.panLeft = Float(sin(Double(500 - pan) / 1000 * Double.pi / 2))

@@ -51,6 +51,9 @@ struct SamplerVoice {
     var rootPitch: Double = 6000
     /// Cents before LFOs and the modulation envelope.
     var pitch: Double = 6000
+    /// The key's pitch in the channel's tuning (cents above key 0), or NaN in plain equal
+    /// temperament, where the pitch keeps FluidSynth's untuned arithmetic to the bit.
+    var tunedCents: Double = .nan
     /// The cents ``increment`` was computed for.
     var incrementCents: Double = .nan
 

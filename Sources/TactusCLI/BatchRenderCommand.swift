@@ -116,7 +116,7 @@ extension RenderCommand {
                                      version: Tactus.configuration.version, instrumentDescription: description,
                                      makeInstrument: makeInstrument)
         let manifestPath = batch.manifest ?? renderer.defaultManifestPath
-        try refuseInputAsOutput(manifestPath, inputs: inputs.map(\.path) + [instrumentOptions.soundFont, instrumentOptions.instrument], what: "the manifest")
+        try refuseInputAsOutput(manifestPath, inputs: inputs.map(\.path) + [instrumentOptions.soundFont, instrumentOptions.instrument] + instrumentOptions.tuningInputs, what: "the manifest")
         let plan = renderer.plan(inputs, history: Manifest.read(manifestPath))
 
         if batch.dryRun {

@@ -1,7 +1,9 @@
 import ArgumentParser
 import AudioGraph
 import Foundation
+import Instruments
 import LV2
+import MIDI
 import Playback
 import Sampler
 import Sequencing
@@ -33,10 +35,30 @@ struct InstrumentOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Most sampler voices at once, 1...4096 (FluidSynth's synth.polyphony; default 256).", valueName: "N"))
     var polyphony: Int?
 
+    @Option(help: ArgumentHelp("Play in the tuning of a Scala scale, laid out by a Scala keyboard mapping when one is given (else the scale's unison is middle C at its usual pitch); drum channels stay as they are. MIDI Tuning Standard messages in the file still apply.",
+                               valueName: "FILE.scl[,FILE.kbm]"))
+    var tuning: String?
+
     /// Spelling of `--instrument` that forces the built-in synthesizer.
     static let builtInSpelling = "builtin"
     /// Prefix of `--instrument` naming an LV2 plugin by URI.
     static let lv2Prefix = "lv2:"
+
+    /// The scale and keyboard mapping files of `--tuning`: the text after the last comma is the
+    /// mapping when it ends in `.kbm`, so a scale's own path may hold commas.
+    var tuningFiles: (scale: String, mapping: String?)? {
+        guard let tuning else { return nil }
+        if let comma = tuning.lastIndex(of: ","), tuning[tuning.index(after: comma)...].lowercased().hasSuffix(".kbm") {
+            return (String(tuning[..<comma]), String(tuning[tuning.index(after: comma)...]))
+        }
+        return (tuning, nil)
+    }
+
+    /// The files `--tuning` names, for the checks that an output does not overwrite an input.
+    var tuningInputs: [String?] {
+        guard let files = tuningFiles else { return [] }
+        return [files.scale, files.mapping]
+    }
 
     /// The plugin URI of `--instrument lv2:URI`, if that is what was given.
     var lv2PluginURI: String? {
@@ -59,6 +81,8 @@ struct InstrumentChoice {
     var outputGain = 0.0
     /// An LV2 instrument, played through a graph of its own instead of `instrument`.
     var plugin: LV2PluginNode?
+    /// The `--tuning` the instrument plays in, for fresh instruments of the same choice.
+    var tuning: KeyboardTuning?
 
     /// A session playing `sequence` through this instrument: the default graph, or for an LV2
     /// instrument the graph plugin, limiter (with the options' gain), output.
@@ -139,16 +163,57 @@ extension InstrumentOptions {
         if sampleMemory != nil, !(instrument?.lowercased().hasSuffix(".sfz") ?? false) {
             throw usage("--sample-memory applies to an SFZ instrument (--instrument FILE.sfz)")
         }
+        if lv2PluginURI != nil, tuning != nil {
+            throw usage("--tuning retunes the sampler and the built-in synthesizer; an LV2 instrument has its own tuning")
+        }
+        if let files = tuningFiles, files.scale.isEmpty {
+            throw usage("--tuning needs a Scala scale file (FILE.scl, or FILE.scl,FILE.kbm)")
+        }
         if let polyphony, !(1...SamplerNode.maximumVoiceLimit).contains(polyphony) {
             throw usage("--polyphony \(polyphony) is outside 1...\(SamplerNode.maximumVoiceLimit)")
         }
     }
 
     /// The instrument, in this order: `--instrument` (built-in or a patch), `--soundfont`,
-    /// `TACTUS_SOUNDFONT`, the standard bank paths, else the built-in synthesizer. A bank asked
-    /// for by name that is missing prints one line naming the paths tried and exits 66; an
-    /// unreadable or invalid bank or patch exits 66 or 65 as `tactus info` does.
+    /// `TACTUS_SOUNDFONT`, the standard bank paths, else the built-in synthesizer, retuned by
+    /// `--tuning`. A bank asked for by name that is missing prints one line naming the paths
+    /// tried and exits 66; an unreadable or invalid bank, patch or tuning file exits 66 or 65
+    /// as `tactus info` does.
     func choose(input: InputOptions) throws -> InstrumentChoice {
+        let tuning = try loadTuning()
+        var choice = try chooseUntuned(input: input)
+        guard let tuning, let files = tuningFiles, choice.plugin == nil else { return choice }
+        choice.tuning = tuning
+        switch choice.instrument {
+        case .builtIn: choice.instrument = makeSynthesizer(tuning: tuning)
+        case .synthesizer(let synth): synth.setTuning(tuning)
+        case .sampler(let sampler): sampler.setTuning(tuning)
+        }
+        choice.description += " tuned to \(files.scale)" + (files.mapping.map { " (\($0))" } ?? "")
+        return choice
+    }
+
+    /// The `--tuning` scale laid out by its mapping, or nil without the option. A file that is
+    /// missing prints one line and exits 66; one that is not a usable scale or mapping, 65.
+    func loadTuning() throws -> KeyboardTuning? {
+        guard let files = tuningFiles else { return nil }
+        do {
+            return try KeyboardTuning.load(scale: files.scale, mapping: files.mapping)
+        } catch {
+            printError(error.description)
+            throw ExitCode(error.isUnreadableInput ? ExitStatus.noInput : ExitStatus.dataError)
+        }
+    }
+
+    /// The built-in synthesizer in `tuning` (the default one when nil).
+    func makeSynthesizer(tuning: KeyboardTuning?) -> DefaultInstrument {
+        guard let tuning else { return .builtIn }
+        let synth = GMSynthesizer()
+        synth.setTuning(tuning)
+        return .synthesizer(synth)
+    }
+
+    private func chooseUntuned(input: InputOptions) throws -> InstrumentChoice {
         if instrument == Self.builtInSpelling {
             return InstrumentChoice(instrument: .builtIn, description: "built-in synthesizer")
         }
@@ -198,14 +263,15 @@ extension InstrumentOptions {
             throw ExitCode(ExitStatus.usage)
         }
         let choice = try choose(input: input)
+        let options = self
+        let tuning = choice.tuning
         guard case .sampler(let first) = choice.instrument else {
-            return (choice.description, { .builtIn })
+            return (choice.description, { options.makeSynthesizer(tuning: tuning) })
         }
         let bank = first.bank
         let gain = choice.outputGain
         let rules = choice.regionRules
-        let options = self
-        return (choice.description, { .sampler(options.makeSampler(bank, regionRules: rules, outputGain: gain)) })
+        return (choice.description, { .sampler(options.makeSampler(bank, regionRules: rules, outputGain: gain, tuning: tuning)) })
     }
 
     /// An installed LV2 instrument: without lilv, a plugin that is not installed (with close
@@ -266,8 +332,10 @@ extension InstrumentOptions {
                                 description: description, regionRules: loaded.regionRules, outputGain: gain)
     }
 
-    func makeSampler(_ bank: SoundFontBank, regionRules: [SamplerRegionRule] = [], outputGain: Double = 0) -> SamplerNode {
+    func makeSampler(_ bank: SoundFontBank, regionRules: [SamplerRegionRule] = [], outputGain: Double = 0,
+                     tuning: KeyboardTuning? = nil) -> SamplerNode {
         let sampler = SamplerNode(bank: bank, regionRules: regionRules)
+        if let tuning { sampler.setTuning(tuning) }
         if outputGain != 0 { sampler.setParameter(SamplerNode.Parameter.volume, value: Float(outputGain)) }
         if noReverb { sampler.setParameter(SamplerNode.Parameter.reverbLevel, value: 0) }
         if noChorus { sampler.setParameter(SamplerNode.Parameter.chorusLevel, value: 0) }

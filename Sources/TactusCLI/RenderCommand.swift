@@ -88,7 +88,7 @@ struct RenderCommand: ParsableCommand {
     func run() throws {
         // Check every option before reading or creating anything, so a usage error never
         // leaves a file behind.
-        if !isBatch { try refuseInputAsOutput(output, inputs: [files[0], instrumentOptions.soundFont, instrumentOptions.instrument]) }
+        if !isBatch { try refuseInputAsOutput(output, inputs: [files[0], instrumentOptions.soundFont, instrumentOptions.instrument] + instrumentOptions.tuningInputs) }
         guard let rate = Int(sampleRate), Self.sampleRates.contains(rate) else {
             printError("\(output): unsupported sample rate '\(sampleRate)' (use 44100, 48000 or 96000)")
             throw ExitCode(ExitStatus.usage)
@@ -141,7 +141,7 @@ struct RenderCommand: ParsableCommand {
             printError("\(file): a render needs an end; give --loop a count")
             throw ExitCode(ExitStatus.usage)
         }
-        try dataset.check(output: output, inputs: [file, instrumentOptions.soundFont, instrumentOptions.instrument],
+        try dataset.check(output: output, inputs: [file, instrumentOptions.soundFont, instrumentOptions.instrument] + instrumentOptions.tuningInputs,
                           transport: plan, instrument: instrumentOptions)
         settings.instrument = try instrumentOptions.choose(input: input)
         guard dataset.isUsed else {

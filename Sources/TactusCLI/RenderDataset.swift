@@ -91,7 +91,7 @@ func renderDataset(_ sequence: MusicSequence, source: String, output: String, se
     let stems = options.stemsDirectory == nil ? [] : sequence.stems(by: options.grouping ?? .track)
     let stemPaths = try options.stemsDirectory.map { try prepareStemPaths(stems, directory: $0, output: output, settings: settings) } ?? []
     for path in stemPaths {
-        try refuseInputAsOutput(path, inputs: [source, instrumentOptions.soundFont, instrumentOptions.instrument], what: "a stem")
+        try refuseInputAsOutput(path, inputs: [source, instrumentOptions.soundFont, instrumentOptions.instrument] + instrumentOptions.tuningInputs, what: "a stem")
     }
     var written: [String] = []
     // Printed once every file is written: a full standard output must not undo them.
@@ -159,9 +159,11 @@ private func renderStem(_ stem: Stem, path: String, source: String, frameCount: 
     var instrument = settings.instrument
     if case .sampler(let sampler) = instrument.instrument {
         instrument.instrument = .sampler(instrumentOptions.makeSampler(sampler.bank, regionRules: instrument.regionRules,
-                                                                       outputGain: instrument.outputGain))
+                                                                       outputGain: instrument.outputGain, tuning: instrument.tuning))
         // A SoundFont 3 bank's decoded samples may belong to the sampler that asked for them.
         try instrument.prepareSamples(for: stem.sequence)
+    } else if case .synthesizer = instrument.instrument {
+        instrument.instrument = instrumentOptions.makeSynthesizer(tuning: instrument.tuning)
     }
     let writer: any AudioSink
     do {
