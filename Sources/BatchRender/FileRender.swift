@@ -100,6 +100,11 @@ struct FileRender {
             return outcome
         }
         let path = entry.input.path
+        // Asked inside the long steps before audio flows: hashing, reading and scheduling a
+        // song of millions of events each take seconds.
+        let shouldHalt: @Sendable () -> Bool = { [stop, deadline] in
+            stop.isRequested || deadline.map { ContinuousClock.now >= $0 } ?? false
+        }
         // Between the phases before audio flows (reading, hashing, parsing, building the
         // instrument), as the render loop does while it flows.
         func halted() -> Outcome? {
@@ -121,15 +126,11 @@ struct FileRender {
         }
         if let halt = halted() { return halt }
         let bytes = [UInt8](data)
-        outcome.inputSHA256 = FileHash.sha256(bytes)
+        outcome.inputSHA256 = FileHash.sha256(bytes, shouldCancel: shouldHalt)
         if let halt = halted() { return halt }
         var readOptions = SMFReadOptions()
         readOptions.strict = settings.strict
-        // A file of millions of events takes a while to read: the stop request and the
-        // deadline cut the reading short too.
-        readOptions.shouldCancel = { [stop, deadline] in
-            stop.isRequested || deadline.map { ContinuousClock.now >= $0 } ?? false
-        }
+        readOptions.shouldCancel = shouldHalt
         let smf: StandardMIDIFile
         do {
             smf = try SMFReader.read(bytes, options: readOptions)
@@ -163,11 +164,7 @@ struct FileRender {
         do {
             var options = PlaybackSession.Options(instrument: .custom(instrument), gainDecibels: settings.gainDecibels,
                                                   tail: settings.tail, sampleRate: settings.sampleRate)
-            // Scheduling a song of millions of events takes seconds: the stop request and the
-            // deadline cut it short as they cut the render.
-            options.shouldCancelPreparation = { [stop, deadline] in
-                stop.isRequested || deadline.map { ContinuousClock.now >= $0 } ?? false
-            }
+            options.shouldCancelPreparation = shouldHalt
             session = try PlaybackSession(sequence: sequence, options: options)
         } catch {
             return fail(Code.dataError, "\(path): \(error)")
