@@ -60,14 +60,14 @@ let package = Package(
         .target(name: "SFZPlayback", dependencies: ["SFZ", "SoundFont", "Sampler", "CSndFile"]),
         .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI", "CFloatConversion"]),
         .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
-        .target(name: "Playback", dependencies: ["Locking", "Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont"]),
+        .target(name: "Playback", dependencies: ["Locking", "Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont", "AudioFileOutput"]),
         // Recording live MIDI: the recording session, its inputs, the recorder, the journal and
         // the metronome. Drivers add their inputs (ALSA sequencer and raw MIDI, JACK MIDI).
         .target(name: "Recording", dependencies: ["Locking", "Playback", "Sequencing", "MIDI", "MIDIFile"]),
         // libsndfile (FLAC, Ogg Vorbis and Opus output), loaded at run time: hand-written
         // declarations, no system header, nothing linked.
         .target(name: "CSndFile"),
-        .target(name: "AudioFileOutput", dependencies: ["CSndFile", "Playback"]),
+        .target(name: "AudioFileOutput", dependencies: ["CSndFile", "MIDIFile"]),
         // Rendering whole corpora: input discovery, sharding, the manifest, resumable outputs
         // and the job pool (issue 15).
         .target(name: "BatchRender", dependencies: ["Locking", "AudioFileOutput", "Playback", "MIDIFile", "Sequencing"]),
@@ -152,7 +152,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["Playback", "Recording", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak", "ALSA"]
+            dependencies: ["Playback", "AudioFileOutput", "Recording", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak", "ALSA"]
         ),
     ],
     swiftLanguageModes: [.v6]

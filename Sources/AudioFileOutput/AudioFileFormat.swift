@@ -1,6 +1,5 @@
 import Foundation
 import MIDIFile
-import Playback
 
 /// The containers and encodings Tactus writes.
 public enum AudioFileFormat: Sendable, Hashable, CustomStringConvertible {
@@ -94,12 +93,20 @@ public enum AudioFileFormat: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Opens a writer of this format at `path` (`-` for standard output; see `OutputFile`).
-    public func makeWriter(path: String, sampleRate: Int, channelCount: Int) throws -> any AudioSink {
+    public func makeWriter(path: String, sampleRate: Int, channelCount: Int) throws(AudioSinkError) -> any AudioSink {
         switch self {
         case .wav(let sample):
-            return try WAVWriter(path: path, sampleRate: sampleRate, channelCount: channelCount, format: sample)
+            do {
+                return try WAVWriter(path: path, sampleRate: sampleRate, channelCount: channelCount, format: sample)
+            } catch {
+                throw .wav(error)
+            }
         default:
-            return try SndFileWriter(path: path, format: self, sampleRate: sampleRate, channelCount: channelCount)
+            do {
+                return try SndFileWriter(path: path, format: self, sampleRate: sampleRate, channelCount: channelCount)
+            } catch {
+                throw .encoded(error)
+            }
         }
     }
 }

@@ -1,6 +1,5 @@
 import CSndFile
 import Foundation
-import Playback
 
 /// libsndfile could not be loaded, or refused or failed to write an output.
 public enum SndFileError: Error, Equatable, CustomStringConvertible {
@@ -59,11 +58,12 @@ public final class SndFileWriter: AudioSink {
     private var integers: [Int32] = []
     private var floats: [Float] = []
 
-    /// Opens the output. Throws ``SndFileError``.
-    public init(path: String, format: AudioFileFormat, sampleRate: Int, channelCount: Int) throws {
+    /// Opens the output: throws ``SndFileError`` when libsndfile is missing or refuses the
+    /// format, or the output cannot be created.
+    public init(path: String, format: AudioFileFormat, sampleRate: Int, channelCount: Int) throws(SndFileError) {
         try SndFileLibrary.load()
         guard channelCount == 1 || channelCount == 2 else {
-            throw SndFileError.cannotCreate(path, "\(channelCount) channels; output is mono or stereo")
+            throw .cannotCreate(path, "\(channelCount) channels; output is mono or stereo")
         }
         var info = tactus_SF_INFO()
         info.samplerate = Int32(sampleRate)
@@ -75,14 +75,14 @@ public final class SndFileWriter: AudioSink {
             info.format = Int32(TACTUS_SF_FORMAT_OGG) | Int32(TACTUS_SF_FORMAT_VORBIS)
         case .opus:
             guard sampleRate == 48_000 else {
-                throw SndFileError.cannotCreate(path, "Opus output needs --sample-rate 48000")
+                throw .cannotCreate(path, "Opus output needs --sample-rate 48000")
             }
             info.format = Int32(TACTUS_SF_FORMAT_OGG) | Int32(TACTUS_SF_FORMAT_OPUS)
         case .wav:
-            throw SndFileError.cannotCreate(path, "WAV is written by WAVWriter")
+            throw .cannotCreate(path, "WAV is written by WAVWriter")
         }
         guard tactus_sf_format_check(&info) != 0 else {
-            throw SndFileError.cannotCreate(path, "libsndfile cannot write \(format) at \(sampleRate) Hz")
+            throw .cannotCreate(path, "libsndfile cannot write \(format) at \(sampleRate) Hz")
         }
         self.path = path
         self.format = format
@@ -91,7 +91,7 @@ public final class SndFileWriter: AudioSink {
             output = try OutputFile(path: path)
         } catch {
             switch error {
-            case .cannotCreate(_, let reason), .writeFailed(_, let reason): throw SndFileError.cannotCreate(path, reason)
+            case .cannotCreate(_, let reason), .writeFailed(_, let reason): throw .cannotCreate(path, reason)
             }
         }
         // The encoders seek back to complete their headers (FLAC's STREAMINFO), which a pipe or
@@ -104,7 +104,7 @@ public final class SndFileWriter: AudioSink {
             guard scratch >= 0 else {
                 let reason = String(cString: strerror(errno))
                 output.abandon()
-                throw SndFileError.cannotCreate(path, "no scratch file for encoding to a stream: \(reason)")
+                throw .cannotCreate(path, "no scratch file for encoding to a stream: \(reason)")
             }
             template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
             scratchDescriptor = scratch
@@ -114,7 +114,7 @@ public final class SndFileWriter: AudioSink {
             let reason = String(cString: tactus_sf_strerror(nil))
             if scratchDescriptor >= 0 { close(scratchDescriptor) }
             output.abandon()
-            throw SndFileError.cannotCreate(path, reason)
+            throw .cannotCreate(path, reason)
         }
         file = opened
         if case .flac = format {
@@ -129,8 +129,8 @@ public final class SndFileWriter: AudioSink {
     }
 
     /// Appends `count` frames (mono is the average of the channels).
-    public func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws {
-        guard let file else { throw SndFileError.writeFailed(path, "already closed") }
+    public func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws(AudioSinkError) {
+        guard let file else { throw .encoded(.writeFailed(path, "already closed")) }
         let samples = count * channelCount
         let written: Int64
         switch format {
@@ -164,7 +164,7 @@ public final class SndFileWriter: AudioSink {
             written = floats.withUnsafeBufferPointer { tactus_sf_writef_float(file, $0.baseAddress, Int64(count)) }
         }
         guard written == Int64(count) else {
-            throw SndFileError.writeFailed(path, String(cString: tactus_sf_strerror(file)))
+            throw .encoded(.writeFailed(path, String(cString: tactus_sf_strerror(file))))
         }
         frameCount += Int64(count)
     }
@@ -175,45 +175,54 @@ public final class SndFileWriter: AudioSink {
     }
 
     /// Closes the encoder (writing its final headers) and completes the output.
-    public func finish() throws {
-        guard let file else { throw SndFileError.writeFailed(path, "already closed") }
+    public func finish() throws(AudioSinkError) {
+        guard let file else { throw .encoded(.writeFailed(path, "already closed")) }
         self.file = nil
         let status = tactus_sf_close(file)
         guard status == 0 else {
             output.abandon()
-            throw SndFileError.writeFailed(path, "libsndfile error \(status)")
+            throw .encoded(.writeFailed(path, "libsndfile error \(status)"))
         }
         do {
             if scratchDescriptor >= 0 {
                 defer { close(scratchDescriptor); scratchDescriptor = -1 }
                 try copyScratchToOutput()
             }
-            try output.commit()
-        } catch let error as SndFileError {
-            output.abandon()
-            throw error
-        } catch let error as OutputFileError {
-            switch error {
-            case .cannotCreate(_, let reason), .writeFailed(_, let reason): throw SndFileError.writeFailed(path, reason)
-            }
+            try commitOutput()
         } catch {
-            throw SndFileError.writeFailed(path, "\(error)")
+            output.abandon()
+            throw .encoded(error)
         }
     }
 
-    private func copyScratchToOutput() throws {
+    private func commitOutput() throws(SndFileError) {
+        do {
+            try output.commit()
+        } catch {
+            switch error {
+            case .cannotCreate(_, let reason), .writeFailed(_, let reason): throw .writeFailed(path, reason)
+            }
+        }
+    }
+
+    private func copyScratchToOutput() throws(SndFileError) {
         guard lseek(scratchDescriptor, 0, SEEK_SET) == 0 else {
-            throw SndFileError.writeFailed(path, String(cString: strerror(errno)))
+            throw .writeFailed(path, String(cString: strerror(errno)))
         }
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let n = buffer.withUnsafeMutableBytes { read(scratchDescriptor, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw SndFileError.writeFailed(path, String(cString: strerror(errno)))
+                throw .writeFailed(path, String(cString: strerror(errno)))
             }
             if n == 0 { return }
-            try buffer.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            let output = self.output
+            let copied: Result<Void, OutputFileError> = buffer.withUnsafeBytes { bytes in
+                Result { () throws(OutputFileError) in try output.write(UnsafeRawBufferPointer(rebasing: bytes[0..<n])) }
+            }
+            if case .failure(.cannotCreate(_, let reason)) = copied { throw .writeFailed(path, reason) }
+            if case .failure(.writeFailed(_, let reason)) = copied { throw .writeFailed(path, reason) }
         }
     }
 

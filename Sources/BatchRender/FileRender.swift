@@ -5,7 +5,7 @@ import Playback
 import Sequencing
 
 /// Why a guard stopped a render.
-private enum RenderGuard: Error {
+private enum RenderGuard {
     case timedOut
     case tooLong
     case stopRequested
@@ -17,6 +17,7 @@ private enum RenderGuard: Error {
 /// Written on the render thread, read after the session has ended.
 private final class GuardedSink: AudioSink {
     private let sink: any AudioSink
+    private let output: String
     private let stop: BatchStopRequest
     private let deadline: ContinuousClock.Instant?
     private let maximumFrames: Int64?
@@ -24,14 +25,15 @@ private final class GuardedSink: AudioSink {
     private(set) var sumOfSquares = 0.0
     private(set) var stoppedBy: RenderGuard?
 
-    init(_ sink: any AudioSink, stop: BatchStopRequest, deadline: ContinuousClock.Instant?, maximumFrames: Int64?) {
+    init(_ sink: any AudioSink, output: String, stop: BatchStopRequest, deadline: ContinuousClock.Instant?, maximumFrames: Int64?) {
         self.sink = sink
+        self.output = output
         self.stop = stop
         self.deadline = deadline
         self.maximumFrames = maximumFrames
     }
 
-    func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws {
+    func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws(AudioSinkError) {
         if stop.isRequested {
             stoppedBy = .stopRequested
         } else if let deadline, ContinuousClock.now > deadline {
@@ -39,7 +41,8 @@ private final class GuardedSink: AudioSink {
         } else if let maximumFrames, written + Int64(count) > maximumFrames {
             stoppedBy = .tooLong
         }
-        if let stoppedBy { throw stoppedBy }
+        // The reason stays in `stoppedBy`; the error only ends the render.
+        if let stoppedBy { throw .failed(output: output, reason: "\(stoppedBy)") }
         try sink.write(left: left, right: right, count: count)
         var sum: Float = 0
         for i in 0..<count { sum += left[i] * left[i] + right[i] * right[i] }
@@ -47,7 +50,7 @@ private final class GuardedSink: AudioSink {
         written += Int64(count)
     }
 
-    func finish() throws { try sink.finish() }
+    func finish() throws(AudioSinkError) { try sink.finish() }
 
     func cancel() { sink.cancel() }
 }
@@ -189,7 +192,7 @@ struct FileRender {
             return fail(Code.cannotCreate, "\(error)")
         }
         let maximumFrames = BatchRenderSettings.applicableLimit(settings.maximumDurationSeconds).map { Int64($0 * Double(settings.sampleRate)) }
-        let guarded = GuardedSink(sink, stop: stop, deadline: deadline, maximumFrames: maximumFrames)
+        let guarded = GuardedSink(sink, output: output, stop: stop, deadline: deadline, maximumFrames: maximumFrames)
         let backend = OfflineBackend(sink: guarded, name: output, blockSize: settings.blockSize)
         let summary: PlaybackSummary
         do {

@@ -1,3 +1,4 @@
+import AudioFileOutput
 import AudioGraph
 import MIDI
 import Sequencing
@@ -133,7 +134,7 @@ public final class FixedLengthSink: AudioSink {
     }
 
     /// Passes on the frames that still fit in the length and drops the rest.
-    public func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws {
+    public func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws(AudioSinkError) {
         let n = Int(min(Int64(count), remaining))
         guard n > 0 else { return }
         try sink.write(left: left, right: right, count: n)
@@ -141,16 +142,16 @@ public final class FixedLengthSink: AudioSink {
     }
 
     /// Fills what the render left short with silence, then finishes the wrapped sink.
-    public func finish() throws {
+    public func finish() throws(AudioSinkError) {
         if remaining > 0 {
             let block = Int(min(remaining, 4096))
-            let zeros = [Float](repeating: 0, count: block)
-            try zeros.withUnsafeBufferPointer { buffer in
-                while remaining > 0 {
-                    let n = Int(min(remaining, Int64(block)))
-                    try sink.write(left: buffer.baseAddress!, right: buffer.baseAddress!, count: n)
-                    remaining -= Int64(n)
-                }
+            let zeros = UnsafeMutablePointer<Float>.allocate(capacity: block)
+            defer { zeros.deallocate() }
+            zeros.initialize(repeating: 0, count: block)
+            while remaining > 0 {
+                let n = Int(min(remaining, Int64(block)))
+                try sink.write(left: zeros, right: zeros, count: n)
+                remaining -= Int64(n)
             }
         }
         try sink.finish()

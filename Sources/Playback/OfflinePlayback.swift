@@ -1,3 +1,4 @@
+import AudioFileOutput
 import AudioGraph
 import MIDI
 
@@ -16,20 +17,20 @@ extension Player {
     /// The graph's latency (a limiter's look-ahead) is rendered first and dropped, so an event
     /// at output frame `f` is heard at frame `f` of the result, as with ``OfflineRenderer``.
     /// Each block goes to `consume(left, right, count)`; `shouldContinue` is asked before each
-    /// block, and returning false throws ``RenderCancelled``. The sequence must end: a loop
+    /// block, and returning false throws ``OfflineRenderError/cancelled``. The sequence must end: a loop
     /// that repeats forever never does (check ``Schedule/loopsForever`` and the loop count).
-    public func renderToEnd(blockSize: Int, tailSeconds: Double,
+    public func renderToEnd<Failure: Error>(blockSize: Int, tailSeconds: Double,
                             shouldContinue: () -> Bool = { true },
-                            consume: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws -> Void) throws -> RenderStatistics {
+                            consume: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws(Failure) -> Void) throws(OfflineRenderError<Failure>) -> RenderStatistics {
         try renderToEnd(blockSize: blockSize, tail: .seconds(tailSeconds), shouldContinue: shouldContinue, consume: consume)
     }
 
     /// Plays from the current position to the end and then the `tail`: a fixed time, or until
     /// the sound has died away (see ``RenderTail``). Otherwise as
     /// ``renderToEnd(blockSize:tailSeconds:shouldContinue:consume:)``.
-    public func renderToEnd(blockSize: Int, tail: RenderTail,
+    public func renderToEnd<Failure: Error>(blockSize: Int, tail: RenderTail,
                             shouldContinue: () -> Bool = { true },
-                            consume: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws -> Void) throws -> RenderStatistics {
+                            consume: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws(Failure) -> Void) throws(OfflineRenderError<Failure>) -> RenderStatistics {
         let block = max(1, min(blockSize, engine.graph.maximumFrameCount))
         let left = UnsafeMutablePointer<Float>.allocate(capacity: block)
         let right = UnsafeMutablePointer<Float>.allocate(capacity: block)
@@ -60,7 +61,7 @@ extension Player {
         while !fellSilent {
             let total = endOutputFrame.map { $0 + tailFrames }
             if let total, heard >= total { break }
-            guard shouldContinue() else { throw RenderCancelled() }
+            guard shouldContinue() else { throw .cancelled }
             render(frameCount: block, into: buffer)
             // The end may fall inside this block; keep only the frames before end + tail.
             var n = Int64(block)
@@ -84,7 +85,9 @@ extension Player {
                 }
             }
             for i in 0..<count { peak = max(peak, abs(left[i]), abs(right[i])) }
-            if count > 0 { try consume(left, right, count) }
+            if count > 0 {
+                do { try consume(left, right, count) } catch { throw .output(error) }
+            }
             heard += Int64(count)
         }
         return RenderStatistics(frameCount: heard, peak: peak, sampleRate: sampleRate)

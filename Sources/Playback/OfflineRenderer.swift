@@ -1,3 +1,4 @@
+import AudioFileOutput
 import AudioGraph
 import Sequencing
 
@@ -23,11 +24,27 @@ public struct RenderStatistics: Sendable, Hashable {
     public var peakDecibels: Float { gainToDecibels(peak) }
 }
 
-/// Thrown by ``OfflineRenderer/render(blockSize:shouldContinue:consume:)`` when the caller asked to stop.
-public struct RenderCancelled: Error, Equatable {
-    /// Creates the error.
-    public init() {}
+/// Why an offline render (``OfflineRenderer/render(blockSize:shouldContinue:consume:)``,
+/// ``Player/renderToEnd(blockSize:tail:shouldContinue:consume:)``) stopped before the end.
+///
+/// `Failure` is what the caller's `consume` throws: ``AudioSinkError`` when it writes to a
+/// sink, `Never` when it cannot fail (then only ``cancelled`` can end the render early).
+public enum OfflineRenderError<Failure: Error>: Error, CustomStringConvertible {
+    /// The caller's `shouldContinue` asked to stop.
+    case cancelled
+    /// The caller's `consume` could not take a block: its error.
+    case output(Failure)
+
+    /// One line: "cancelled", or the sink's message.
+    public var description: String {
+        switch self {
+        case .cancelled: return "cancelled"
+        case .output(let error): return "\(error)"
+        }
+    }
 }
+
+extension OfflineRenderError: Equatable where Failure: Equatable {}
 
 /// Renders a schedule through an engine as fast as the CPU allows: the same
 /// `Engine.render(frameCount:into:)` path real-time playback takes, called in a loop.
@@ -51,10 +68,11 @@ public final class OfflineRenderer {
 
     /// Renders everything in blocks of `blockSize` frames (the last one shorter), handing each
     /// block to `consume(left, right, count)`. `shouldContinue` is asked before every block;
-    /// returning false throws ``RenderCancelled``.
-    public func render(blockSize: Int,
+    /// returning false throws ``OfflineRenderError/cancelled``, and an error of `consume` ends the
+    /// render as ``OfflineRenderError/output(_:)``.
+    public func render<Failure: Error>(blockSize: Int,
                        shouldContinue: () -> Bool = { true },
-                       consume: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws -> Void) throws -> RenderStatistics {
+                       consume: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws(Failure) -> Void) throws(OfflineRenderError<Failure>) -> RenderStatistics {
         let block = max(1, blockSize)
         let left = UnsafeMutablePointer<Float>.allocate(capacity: block)
         let right = UnsafeMutablePointer<Float>.allocate(capacity: block)
@@ -70,11 +88,11 @@ public final class OfflineRenderer {
         var remaining = totalFrames
         var peak: Float = 0
         while remaining > 0 {
-            guard shouldContinue() else { throw RenderCancelled() }
+            guard shouldContinue() else { throw .cancelled }
             let n = Int(min(remaining, Int64(block)))
             engine.render(frameCount: n, into: buffer)
             peak = Self.peak(of: left, right, count: n, atLeast: peak)
-            try consume(left, right, n)
+            do { try consume(left, right, n) } catch { throw .output(error) }
             remaining -= Int64(n)
         }
         return RenderStatistics(frameCount: totalFrames, peak: peak, sampleRate: engine.schedule.sampleRate)
@@ -109,7 +127,7 @@ extension Engine {
     /// An engine playing `sequence` through the default graph (`instrument`, limiter, output)
     /// at `sampleRate`, with the limiter's input gain set to `gainDecibels`.
     public static func makeDefault(sequence: MusicSequence, sampleRate: Int, maximumFrameCount: Int = 4096,
-                                   gainDecibels: Float = 0, instrument: DefaultInstrument = .builtIn) throws -> Engine {
+                                   gainDecibels: Float = 0, instrument: DefaultInstrument = .builtIn) throws(AudioGraphError) -> Engine {
         let defaults = DefaultGraph(instrument: instrument)
         defaults.limiter.setParameter(LimiterNode.Parameter.inputGain, value: gainDecibels)
         let compiled = try defaults.graph.compile(sampleRate: Double(sampleRate), maximumFrameCount: maximumFrameCount)

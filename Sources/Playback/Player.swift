@@ -77,7 +77,7 @@ public final class Player {
     /// them (``MIDIPortTap``s, say): the graph renders nodes that lead nowhere too.
     public static func makeDefault(sequence: MusicSequence, sampleRate: Int, maximumFrameCount: Int = 4096,
                                    gainDecibels: Float = 0, instrument: DefaultInstrument = .builtIn,
-                                   extraNodes: [(id: UInt32, node: any AudioNode)] = []) throws -> Player {
+                                   extraNodes: [(id: UInt32, node: any AudioNode)] = []) throws(AudioGraphError) -> Player {
         let defaults = DefaultGraph(instrument: instrument)
         defaults.limiter.setParameter(LimiterNode.Parameter.inputGain, value: gainDecibels)
         for extra in extraNodes { defaults.graph.add(extra.node, id: extra.id) }

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import AudioFileOutput
 import Glibc
 #endif
 import AudioGraph
@@ -17,10 +18,6 @@ final class ChunkedAudio: AudioSink, @unchecked Sendable {
     static let chunkFrames = 1 << 16
     private static let chunkBytes = 2 * chunkFrames * MemoryLayout<Float>.size
 
-    struct OutOfMemory: Error, CustomStringConvertible {
-        var description: String { "out of memory for the rendered audio" }
-    }
-
     // Written by the backend's render thread only, and read after the session has finished:
     // the backend joins its thread before the session reports the end, which orders the two.
     // Afterwards the handle's calls read and take them under `taken`'s lock.
@@ -28,13 +25,13 @@ final class ChunkedAudio: AudioSink, @unchecked Sendable {
     private(set) var frameCount = 0
     private let taken = Mutex<Bool>(false)
 
-    func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws {
+    func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws(AudioSinkError) {
         var done = 0
         while done < count {
             let inChunk = frameCount % Self.chunkFrames
             if inChunk == 0 {
                 guard let pages = mmap(nil, Self.chunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-                      pages != MAP_FAILED else { throw OutOfMemory() }
+                      pages != MAP_FAILED else { throw .failed(output: "the rendered audio", reason: "out of memory") }
                 chunks.append(pages.bindMemory(to: Float.self, capacity: 2 * Self.chunkFrames))
             }
             let chunk = chunks[chunks.count - 1] + 2 * inChunk
@@ -48,7 +45,7 @@ final class ChunkedAudio: AudioSink, @unchecked Sendable {
         }
     }
 
-    func finish() throws {}
+    func finish() throws(AudioSinkError) {}
 
     func cancel() {}
 

@@ -312,19 +312,16 @@ final class ProgressSink: AudioSink {
     private var lastDrawn = -1
     private(set) var wasInterrupted = false
 
-    struct Interrupted: Error, CustomStringConvertible {
-        var description: String { "interrupted" }
-    }
-
     init(_ writer: any AudioSink, progress: RenderProgress?) {
         self.writer = writer
         self.progress = progress
     }
 
-    func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws {
+    func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws(AudioSinkError) {
         if renderSignal.load(ordering: .relaxed) != 0 {
             wasInterrupted = true
-            throw Interrupted()
+            // What ended the render is `wasInterrupted`; the error only stops it.
+            throw .failed(output: "the render", reason: "interrupted")
         }
         try writer.write(left: left, right: right, count: count)
         written += Int64(count)
@@ -338,7 +335,7 @@ final class ProgressSink: AudioSink {
         }
     }
 
-    func finish() throws { try writer.finish() }
+    func finish() throws(AudioSinkError) { try writer.finish() }
 
     func cancel() { writer.cancel() }
 }

@@ -45,7 +45,7 @@ public final class NodeRenderer {
     /// cycle through `blockSizes` (each at least 1), delivering `events` (any order; same-frame
     /// events keep their order).
     public init(node: any AudioNode, events: [FramedNodeEvent] = [], frameCount: Int,
-                blockSizes: [Int] = [512], sampleRate: Double = 44_100) throws {
+                blockSizes: [Int] = [512], sampleRate: Double = 44_100) throws(AudioGraphError) {
         self.node = node
         self.frameCount = max(0, frameCount)
         self.events = events.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }.map(\.element)

@@ -1,3 +1,4 @@
+import AudioFileOutput
 import AudioGraph
 import Foundation
 import Instruments

@@ -1,3 +1,4 @@
+import AudioFileOutput
 import AudioGraph
 import Foundation
 import MIDI
@@ -71,15 +72,14 @@ import Testing
         var left: [Float] = []
         var finished = 0, cancelled = 0
         let failAfterFrames: Int?
-        struct Full: Error, CustomStringConvertible { var description: String { "disk full" } }
 
         init(failAfterFrames: Int? = nil) { self.failAfterFrames = failAfterFrames }
 
-        func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws {
-            if let failAfterFrames, self.left.count + count > failAfterFrames { throw Full() }
+        func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws(AudioSinkError) {
+            if let failAfterFrames, self.left.count + count > failAfterFrames { throw .failed(output: "/music/song.flac", reason: "disk full") }
             self.left.append(contentsOf: UnsafeBufferPointer(start: left, count: count))
         }
-        func finish() throws { finished += 1 }
+        func finish() { finished += 1 }
         func cancel() { cancelled += 1 }
     }
 

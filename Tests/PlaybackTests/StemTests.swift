@@ -1,3 +1,4 @@
+import AudioFileOutput
 import AudioGraph
 import MIDI
 import Playback
@@ -77,10 +78,10 @@ import Testing
     final class Collect: AudioSink {
         var frames: [Float] = []
         var finished = false
-        func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws {
+        func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) {
             frames += UnsafeBufferPointer(start: left, count: count)
         }
-        func finish() throws { finished = true }
+        func finish() { finished = true }
         func cancel() {}
     }
 

@@ -1,3 +1,4 @@
+import AudioFileOutput
 import Foundation
 import Playback
 import Testing
@@ -124,5 +125,30 @@ import Testing
         #expect(throws: WAVWriterError.self) { try WAVWriter(path: dir + "/missing/out.wav", sampleRate: 44_100, channelCount: 2, format: .s16) }
         #expect(throws: WAVWriterError.self) { try WAVWriter(path: dir, sampleRate: 44_100, channelCount: 2, format: .s16) }
         #expect(throws: WAVWriterError.self) { try WAVWriter(path: dir + "/x.wav", sampleRate: 44_100, channelCount: 3, format: .s16) }
+    }
+
+    @Test("A sink's error keeps its writer's typed cause: a full device is the WAV writer's write failure with the system's reason")
+    func aFullDeviceIsTheWAVWritersFailureWithItsReason() throws {
+        let writer = try AudioFileFormat.wav(.s16).makeWriter(path: "/dev/full", sampleRate: 44_100, channelCount: 2)
+        let silence = [Float](repeating: 0, count: 256)
+        try writer.write(left: silence, right: silence, count: silence.count)
+        let noSpace = String(cString: strerror(ENOSPC))
+        #expect(throws: AudioSinkError.wav(.writeFailed("/dev/full", noSpace))) { try writer.finish() }
+        #expect("\(AudioSinkError.wav(.writeFailed("/dev/full", noSpace)))" == "/dev/full: write failed: \(noSpace)")
+    }
+
+    @Test("Opening a writer the format cannot make is the writer's own error, inside the sink error")
+    func refusedFormatsKeepTheirWritersError() throws {
+        #expect(throws: AudioSinkError.wav(.unsupported("/tmp/x.wav: 3 channels; WAV output is mono or stereo"))) {
+            _ = try AudioFileFormat.wav(.s16).makeWriter(path: "/tmp/x.wav", sampleRate: 44_100, channelCount: 3)
+        }
+        do {
+            _ = try AudioFileFormat.opus.makeWriter(path: "/tmp/x.opus", sampleRate: 44_100, channelCount: 2)
+            Issue.record("Opus at 44.1 kHz was opened")
+        } catch {
+            guard case .encoded(let cause) = error else { Issue.record("not libsndfile's error: \(error)"); return }
+            // Without libsndfile the cause is the missing library, and that is still the encoder's.
+            if SndFileLibrary.isAvailable { #expect(cause == .cannotCreate("/tmp/x.opus", "Opus output needs --sample-rate 48000")) }
+        }
     }
 }

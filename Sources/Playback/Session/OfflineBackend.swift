@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import AudioFileOutput
 import Glibc
 #endif
 import Locking

@@ -162,13 +162,3 @@ public final class OutputFile {
         return removed
     }
 }
-
-/// Something that takes rendered audio and turns it into a complete output.
-public protocol AudioSink: AnyObject {
-    /// Appends `count` frames of the two channels.
-    func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws
-    /// Completes the output under its final name.
-    func finish() throws
-    /// Abandons the output: nothing appears under the final name.
-    func cancel()
-}

@@ -111,11 +111,11 @@ public final class WAVWriter: AudioSink {
     private static let flushSize = 1 << 16
 
     /// Opens the output and writes a header with placeholder sizes.
-    public init(path: String, sampleRate: Int, channelCount: Int, format: WAVSampleFormat) throws {
+    public init(path: String, sampleRate: Int, channelCount: Int, format: WAVSampleFormat) throws(WAVWriterError) {
         guard channelCount == 1 || channelCount == 2 else {
-            throw WAVWriterError.unsupported("\(path): \(channelCount) channels; WAV output is mono or stereo")
+            throw .unsupported("\(path): \(channelCount) channels; WAV output is mono or stereo")
         }
-        guard sampleRate > 0 else { throw WAVWriterError.unsupported("\(path): sample rate must be positive") }
+        guard sampleRate > 0 else { throw .unsupported("\(path): sample rate must be positive") }
         self.path = path
         self.sampleRate = sampleRate
         self.channelCount = channelCount
@@ -151,24 +151,32 @@ public final class WAVWriter: AudioSink {
         return h
     }
 
-    private func flushPending() throws {
+    private func flushPending() throws(WAVWriterError) {
         guard !pending.isEmpty else { return }
-        do {
-            try pending.withUnsafeBytes { try output.write($0) }
-        } catch let error as OutputFileError {
-            throw WAVWriterError(error)
+        let output = self.output
+        let written: Result<Void, OutputFileError> = pending.withUnsafeBytes { bytes in
+            Result { () throws(OutputFileError) in try output.write(bytes) }
         }
+        if case .failure(let error) = written { throw WAVWriterError(error) }
         pending.removeAll(keepingCapacity: true)
     }
 
     /// Appends `count` frames. Mono output is the average of the two channels; integer formats
     /// clamp to full scale and round half away from zero.
-    public func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws {
-        guard isOpen else { throw WAVWriterError.writeFailed(path, "file already closed") }
+    public func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws(AudioSinkError) {
+        do {
+            try writeFrames(left: left, right: right, count: count)
+        } catch {
+            throw .wav(error)
+        }
+    }
+
+    private func writeFrames(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) throws(WAVWriterError) {
+        guard isOpen else { throw .writeFailed(path, "file already closed") }
         let bytesPerFrame = channelCount * format.bytesPerSample
         if output.isSeekable,
            Int64(Self.headerSize) + (frameCount + Int64(count)) * Int64(bytesPerFrame) > Int64(UInt32.max) {
-            throw WAVWriterError.tooLarge(path)
+            throw .tooLarge(path)
         }
         let format = self.format, stereo = channelCount == 2
         let channels = stereo ? 2 : 1
@@ -238,26 +246,31 @@ public final class WAVWriter: AudioSink {
 
     /// Completes the header (when the output can seek), flushes to disk and renames the
     /// temporary file to ``path``.
-    public func finish() throws {
-        guard isOpen else { throw WAVWriterError.writeFailed(path, "file already closed") }
+    public func finish() throws(AudioSinkError) {
+        guard isOpen else { throw .wav(.writeFailed(path, "file already closed")) }
         do {
-            try flushPending()
-            if output.isSeekable {
-                let dataBytes = UInt32(frameCount * Int64(channelCount * format.bytesPerSample))
-                if lseek(output.descriptor, 0, SEEK_SET) < 0 {
-                    throw WAVWriterError.writeFailed(path, String(cString: strerror(errno)))
-                }
-                pending = header(dataBytes: dataBytes)
-                try flushPending()
-            }
-            try output.commit()
+            try completeHeaderAndCommit()
             isOpen = false
-        } catch let error as OutputFileError {
-            cancel()
-            throw WAVWriterError(error)
         } catch {
             cancel()
-            throw error
+            throw .wav(error)
+        }
+    }
+
+    private func completeHeaderAndCommit() throws(WAVWriterError) {
+        try flushPending()
+        if output.isSeekable {
+            let dataBytes = UInt32(frameCount * Int64(channelCount * format.bytesPerSample))
+            if lseek(output.descriptor, 0, SEEK_SET) < 0 {
+                throw .writeFailed(path, String(cString: strerror(errno)))
+            }
+            pending = header(dataBytes: dataBytes)
+            try flushPending()
+        }
+        do {
+            try output.commit()
+        } catch {
+            throw WAVWriterError(error)
         }
     }
 
