@@ -49,18 +49,56 @@ extension PlaybackSession: MIDITransportTarget {
 
 /// Applies MIDI transport messages received from another device to a player or session: Start plays
 /// from the beginning, Stop stops, Song Position Pointer moves to its sixteenth, Continue plays
-/// on from there. The follower keeps its own tempo (following the clock's tempo is not done).
+/// on from there. Made with ``init(followingClockOf:ticksPerQuarter:)``, it also follows the
+/// clock (0xF8): the song plays at the clock's tempo, estimated as ``MIDIClockTempoEstimator``
+/// says, and its position is held to the clock's count from Start or Continue by small changes
+/// of the play rate; otherwise the song keeps its own tempo.
 ///
-/// Call `receive(_:)` from the thread that reads the input; the player's commands are
+/// Call `receive(_:)` from the one thread that reads the input; the player's commands are
 /// queued for the audio thread, so nothing waits on it.
 public final class MIDITransportFollower: @unchecked Sendable {
     private let target: any MIDITransportTarget
+    private let clockTarget: (any MIDIClockFollowingTarget)?
     private let ticksPerSixteenth: (numerator: Int64, denominator: Int64)
+    // Touched only by the thread that calls `receive`.
+    private var lock = MIDIClockPositionLock()
+    private var locatedBeats = 0.0
 
     /// Follows transport messages for `target`, whose sequence has `ticksPerQuarter`.
     public init(_ target: any MIDITransportTarget, ticksPerQuarter: Int) {
         self.target = target
+        clockTarget = nil
         ticksPerSixteenth = (Int64(ticksPerQuarter), 4)
+    }
+
+    /// Follows transport messages and the clock's tempo for `target`, whose sequence has
+    /// `ticksPerQuarter`. Give clocks with their arrival times (``receive(_:atNanos:)``).
+    public init(followingClockOf target: any MIDIClockFollowingTarget, ticksPerQuarter: Int) {
+        self.target = target
+        clockTarget = target
+        ticksPerSixteenth = (Int64(ticksPerQuarter), 4)
+    }
+
+    /// The clock's tempo as last estimated, in quarter notes a minute; nil without a clock.
+    public var clockBPM: Double? { lock.estimator.bpm }
+
+    /// The beat the clock has counted to since Start or Continue; nil while stopped or when
+    /// the clock is not followed.
+    public var clockBeats: Double? { lock.clockBeats }
+
+    /// Applies one message that arrived at monotonic time `nanos` (as `monotonicNanoseconds()`
+    /// gives): a clock sets the tempo when the clock is followed. Returns true for a transport
+    /// message or a followed clock.
+    @discardableResult
+    public func receive(_ bytes: [UInt8], atNanos nanos: Int64) -> Bool {
+        if bytes == [0xF8] {
+            guard let clockTarget else { return false }
+            if let rate = lock.clock(atNanos: nanos, position: clockTarget.clockFollowingPosition(atNanos: nanos)) {
+                clockTarget.transportSetRate(rate)
+            }
+            return true
+        }
+        return receive(bytes)
     }
 
     /// The tick a Song Position Pointer names.
@@ -82,12 +120,18 @@ public final class MIDITransportFollower: @unchecked Sendable {
         case .start:
             target.transportLocate(toTick: 0)
             target.transportPlay()
+            locatedBeats = 0
+            lock.run(fromBeats: 0)
         case .stop:
             target.transportStop()
+            if let beats = lock.clockBeats { locatedBeats = beats }
+            lock.stop()
         case .continue:
             target.transportPlay()
+            lock.run(fromBeats: locatedBeats)
         case .songPosition(let sixteenths):
             target.transportLocate(toTick: tick(ofSixteenth: sixteenths))
+            locatedBeats = Double(sixteenths) / 4
         }
     }
 }

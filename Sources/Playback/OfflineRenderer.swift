@@ -27,7 +27,7 @@ public struct RenderStatistics: Sendable, Hashable {
 /// Why an offline render (``OfflineRenderer/render(blockSize:shouldContinue:consume:)``,
 /// ``Player/renderToEnd(blockSize:tail:shouldContinue:consume:)``) stopped before the end.
 ///
-/// `Failure` is what the caller's `consume` throws: ``AudioSinkError`` when it writes to a
+/// `Failure` is what the caller's `consume` throws: `AudioSinkError` when it writes to a
 /// sink, `Never` when it cannot fail (then only ``cancelled`` can end the render early).
 public enum OfflineRenderError<Failure: Error>: Error, CustomStringConvertible {
     /// The caller's `shouldContinue` asked to stop.

@@ -38,7 +38,7 @@ public final class Player {
     public var textEventHandler: ((PlayedTextEvent) -> Void)?
 
     private var snapshot: EngineSnapshot
-    private var tempoMap: TempoMap
+    private(set) var tempoMap: TempoMap
     private var meterMap: MeterMap
     private(set) var loopSetting: (from: Int64, to: Int64, count: LoopCount)?
     private var endTick: Int64?

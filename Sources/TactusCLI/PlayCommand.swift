@@ -67,8 +67,7 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .customLong("clock-to"), help: "With --driver jack --midi-clock: JACK MIDI input ports the clock output connects to (comma-separated).")
     var clockTo: String?
 
-    @Option(name: .customLong("transport-in"), help: "Follow MIDI Start, Stop, Continue and Song Position Pointer from these ALSA sequencer ports (comma-separated), or 'any' to take them from whatever connects to Tactus's input port; playback waits for Start or Continue.")
-    var transportIn: String?
+    @OptionGroup var transportInput: TransportInputOptions
 
     @Option(name: .customLong("port-tracks"), help: "Send these tracks to a MIDI port in step with the audio: TRACKS=PORT, like 2,3=20:0 (an ALSA sequencer port), or with --driver jack a JACK MIDI input port like 2=fluidsynth:midi_00 (repeatable).")
     var portTracks: [String] = []
@@ -117,26 +116,13 @@ struct PlayCommand: ParsableCommand {
         try PortTrackOutput.applyRoutes(portTracks, to: &sequence, file: file)
         // Through JACK the session sends port tracks as JACK MIDI inside its periods.
         let midiOut = driverOptions.driver == .jack ? nil : try PortTrackOutput.make(sequence: sequence)
-        if transportIn != nil && driverOptions.jackTransport != .off {
+        if transportInput.transportIn != nil && driverOptions.jackTransport != .off {
             printError("\(file): --transport-in and --jack-transport both move playback; choose one")
             throw ExitCode(ExitStatus.usage)
         }
-        let followsTransport = driverOptions.jackTransport != .off || transportIn != nil
+        let followsTransport = driverOptions.jackTransport != .off || transportInput.transportIn != nil
         // The sequencer port first: without it there is nothing to wait for.
-        let transportClient = try transportIn.map { sources -> SequencerClient in
-            do {
-                let client = try SequencerClient()
-                if sources != "any" {
-                    for name in sources.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-                        try client.connectInput(from: name)
-                    }
-                }
-                return client
-            } catch {
-                printError("tactus: \(error)")
-                throw ExitCode(ExitStatus.unavailable)
-            }
-        }
+        let transportClient = try transportInput.connect(file: file)
 
         let choice = try instrumentOptions.choose(input: input)
         try choice.prepareSamples(for: sequence)
@@ -180,18 +166,12 @@ struct PlayCommand: ParsableCommand {
         let terminal = TerminalSession(enabled: !input.quiet && isatty(STDIN_FILENO) != 0 && isatty(STDERR_FILENO) != 0)
         defer { terminal.restore() }
         let jackTransport = JACKTransportLink(mode: driverOptions.jackTransport, backend: backend, session: session, fromTick: plan.fromTick)
-        var transportInput: SequencerInput?
+        var transportReader: SequencerInput?
         if let transportClient {
-            let follower = MIDITransportFollower(session, ticksPerQuarter: sequence.timeBase.ticksPerQuarterForBeats)
-            do {
-                transportInput = try transportClient.startInput { _, bytes in follower.receive(bytes) }
-            } catch {
-                printError("tactus: \(error)")
-                throw ExitCode(ExitStatus.unavailable)
-            }
+            transportReader = try transportInput.start(transportClient, session: session, ticksPerQuarter: sequence.timeBase.ticksPerQuarterForBeats)
             if !input.quiet { printError("\(file): waiting for MIDI Start or Continue on \(transportClient.inputAddress)") }
         }
-        defer { transportInput?.stop() }
+        defer { transportReader?.stop() }
         let status = StatusLine(session: session, endTick: plan.toTick ?? sequence.length)
         var interrupted = false
         var stopping = false

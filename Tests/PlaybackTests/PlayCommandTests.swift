@@ -125,6 +125,15 @@ func wavSampleData(_ path: String) throws -> [UInt8] {
         }
         #expect(!FileManager.default.fileExists(atPath: dir + "/x.wav"))
     }
+
+    @Test("--follow-clock without --transport-in is one line naming the missing option, exit 64, before any device opens")
+    func followClockNeedsTransportIn() throws {
+        let (dir, midi) = try cli.workspace()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cli.run(["play", "--instrument", "builtin", midi, "--follow-clock"])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr == "\(midi): --follow-clock follows the clock that --transport-in receives: give --transport-in too\n")
+    }
 }
 
 @Suite struct OfflinePathTests {

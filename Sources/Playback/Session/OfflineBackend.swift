@@ -5,7 +5,7 @@ import Glibc
 import Locking
 import Synchronization
 
-/// Renders a session as fast as the CPU allows, into a WAV file, any ``AudioSink`` (the FLAC
+/// Renders a session as fast as the CPU allows, into a WAV file, any `AudioSink` (the FLAC
 /// and Ogg writers of `AudioFileOutput`, a sink of your own) or a memory buffer: the offline
 /// twin of a device, through the same engine, so the file holds exactly what a device would
 /// have played (``PlaybackSession`` drops the graph's look-ahead the same way for both).
@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// A file is written to a temporary name next to its path and renamed when the session ends
 /// normally or is stopped with drain; a stop without drain or a failure leaves no file (a
-/// sink's ``AudioSink/finish()`` or ``AudioSink/cancel()`` is called). A song that never ends
+/// sink's `finish()` or `cancel()` is called). A song that never ends
 /// (a loop forever) renders until the session is stopped.
 ///
 /// Rendering runs on a thread of the backend's, which waits whenever it is a second ahead of

@@ -92,10 +92,17 @@ public struct PlaybackPosition: Sendable, Hashable {
     public var outputFrame: Int64
     /// Underruns the backend recovered from so far.
     public var underruns: Int
+    /// The song's own tempo at ``tick``, in quarter notes a minute (before ``rate``).
+    public var songBPM: Double
+    /// When the position was read, in monotonic nanoseconds (`monotonicNanoseconds()`); 0 when
+    /// unknown.
+    public var monotonicNanos: Int64
 
     /// Creates a position.
     public init(tick: Int64, beats: Double, barBeatTick: BarBeatTick, seconds: Double, isPlaying: Bool, rate: Double,
-                outputFrame: Int64, underruns: Int = 0) {
+                outputFrame: Int64, underruns: Int = 0, songBPM: Double = 120, monotonicNanos: Int64 = 0) {
+        self.songBPM = songBPM
+        self.monotonicNanos = monotonicNanos
         self.tick = tick
         self.beats = beats
         self.barBeatTick = barBeatTick

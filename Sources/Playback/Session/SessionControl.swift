@@ -91,18 +91,20 @@ final class SessionControl: @unchecked Sendable {
                 // device buffers play out before the backend drains.
                 let end = renderer.renderedFrames + Int64(format.latencyFrames + format.periodFrames)
                 renderer.endPerformance(atFrame: end)
-                stopping = (true, monotonicNanos() + 1_000_000_000 + framesToNanos(Int64(format.latencyFrames + format.periodFrames)))
+                stopping = (true, monotonicNanoseconds() + 1_000_000_000 + framesToNanos(Int64(format.latencyFrames + format.periodFrames)))
             } else {
                 renderer.endPerformance(atFrame: renderer.renderedFrames)
-                stopping = (false, monotonicNanos())
+                stopping = (false, monotonicNanoseconds())
             }
         }
     }
 
     func currentPosition() -> PlaybackPosition {
-        PlaybackPosition(tick: player.tick, beats: player.beats, barBeatTick: player.barBeatTick, seconds: player.seconds,
-                         isPlaying: player.isPlaying, rate: player.playRate, outputFrame: backend.framesConsumed,
-                         underruns: backend.underrunCount)
+        let tick = player.tick
+        return PlaybackPosition(tick: tick, beats: player.beats, barBeatTick: player.barBeatTick, seconds: player.seconds,
+                                isPlaying: player.isPlaying, rate: player.playRate, outputFrame: backend.framesConsumed,
+                                underruns: backend.underrunCount, songBPM: player.tempoMap.bpm(atTick: tick),
+                                monotonicNanos: monotonicNanoseconds())
     }
 
     private func loop() {
@@ -131,7 +133,7 @@ final class SessionControl: @unchecked Sendable {
                 return
             }
             if renderer.isFinished, let total = renderer.performanceFrames {
-                let now = monotonicNanos()
+                let now = monotonicNanoseconds()
                 if endingDeadlineNanos == nil {
                     // A device plays 200 ms of silence after the end, so nothing is cut when it
                     // stops (some drop their last milliseconds), within a deadline.
@@ -172,7 +174,7 @@ final class SessionControl: @unchecked Sendable {
             }
         }
         let position = currentPosition()
-        let now = monotonicNanos()
+        let now = monotonicNanoseconds()
         session.shared.withLock { state in
             state.position = position
             for key in state.subscribers.keys {
@@ -222,11 +224,4 @@ final class SessionControl: @unchecked Sendable {
     }
 
     private func framesToNanos(_ frames: Int64) -> Int64 { max(0, frames) * 1_000_000_000 / Int64(format.sampleRate) }
-}
-
-/// The monotonic clock in nanoseconds.
-func monotonicNanos() -> Int64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
 }
