@@ -2,6 +2,7 @@ import AudioGraph
 import Foundation
 import Instruments
 import MIDI
+import MallocCounter
 import MIDIFile
 import Playback
 @testable import Sampler
@@ -140,5 +141,47 @@ import Testing
         let (y0, y1, y2) = (values[best - 1], values[best], values[best + 1])
         let shift = (y0 - y2) / (2 * (y0 - 2 * y1 + y2))
         return Double(lags.lowerBound - 1 + best) + (shift.isFinite ? shift : 0)
+    }
+}
+
+/// MPE messages reach both instruments on the render thread: nothing they do may allocate.
+@Suite struct MPEAllocationTests {
+    @Test(arguments: ["sampler", "synthesizer"])
+    func mpeMessagesAllocateNothingOnTheRenderThread(_ instrument: String) throws {
+        var messages: [(frame: Int, message: MIDIMessage)] = MPEMessages.configuration(manager: 0, members: 7).map { (0, $0) }
+        messages += MPEMessages.configuration(manager: 15, members: 7).map { (5, $0) }
+        messages += MPEMessages.bendRange(channel: 3, semitones: 24).map { (8, $0) }
+        messages += [(9, .programChange(channel: 0, program: 5)), (10, .controlChange(channel: 0, controller: 64, value: 127))]
+        for c in UInt8(1)...7 { messages.append((600 + Int(c) * 100, .noteOn(channel: c, key: 50 + c, velocity: 100))) }
+        for c in UInt8(1)...7 {
+            messages.append((1500 + Int(c) * 100, .pitchBend(channel: c, value: 8192 + UInt16(c) * 300)))
+            messages.append((1550 + Int(c) * 100, .controlChange(channel: c, controller: MIDIController.timbre, value: 10 * c)))
+            messages.append((1570 + Int(c) * 100, .channelPressure(channel: c, pressure: 15 * c)))
+        }
+        messages += [(2700, .pitchBend(channel: 0, value: 12_000)), (3000, .noteOn(channel: 9, key: 60, velocity: 100)),
+                     (3500, .controlChange(channel: 0, controller: 64, value: 0))]
+        messages += MPEMessages.configuration(manager: 0, members: 15).map { (4000, $0) }
+        messages.append((4500, MIDIMessage(status: 0xFF, data1: 0, data2: 0)))
+        func makeGraph() throws -> CompiledGraph {
+            let g = AudioGraph()
+            let node: any AudioNode = instrument == "sampler" ? SamplerNode(bank: singleBank(.sine(period: 100))) : GMSynthesizer()
+            let n = g.add(node), o = g.add(OutputNode())
+            try g.connect(n, to: o)
+            return try g.compile(sampleRate: 44_100, maximumFrameCount: 512)
+        }
+        let blocks = (0..<12).map { b in
+            messages.filter { $0.frame / 512 == b }.map { GraphEvent(offset: $0.frame - b * 512, nodeIndex: 0, event: .midi($0.message)) }
+        }
+        func run(_ graph: CompiledGraph) -> Int {
+            var allocations = 0
+            for (b, block) in blocks.enumerated() {
+                malloc_counter_start()
+                block.withUnsafeBufferPointer { graph.render(startFrame: Int64(b * 512), frameCount: 512, events: $0) }
+                allocations += malloc_counter_stop()
+            }
+            return allocations
+        }
+        _ = try run(makeGraph())
+        #expect(try run(makeGraph()) == 0)
     }
 }
