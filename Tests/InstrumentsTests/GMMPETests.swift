@@ -102,6 +102,23 @@ import Testing
         #expect(corr / norm > 0.99, "correlation \(corr / norm)")
     }
 
+    @Test func memberBendRangeIsZoneWideAndTheManagerBendAddsToIt() throws {
+        // RPN 0 on member channel 6 sets 12 semitones for every member; channel 3 bends up 6 of
+        // them and the manager (range 2) all the way up.
+        let program = try #require(GMTuningTests.steadyProgram)
+        var e = Self.configuration(manager: 0, members: 15).map { (frame: 0, message: $0) }
+        e += [(1, .programChange(channel: 0, program: program))]
+        e += [MIDIMessage.controlChange(channel: 5, controller: MIDIController.rpnMSB, value: 0),
+              .controlChange(channel: 5, controller: MIDIController.rpnLSB, value: 0),
+              .controlChange(channel: 5, controller: MIDIController.dataEntryMSB, value: 12)].map { (frame: 2, message: $0) }
+        e += [(3, .pitchBend(channel: 2, value: 8192 + 4096)), (3, .pitchBend(channel: 0, value: 16_383)),
+              (10, .noteOn(channel: 2, key: 60, velocity: 100))]
+        let out = try SynthRig().render(frames: 80_000, messages: e).left
+        let want = GMTuningTests.expected(6000 + 600 + 200 * 8191 / 8192)
+        let measured = GMTuningTests.periodicFrequency(out, near: want, vibratoRate: try Self.vibratoRate())
+        #expect(GMTuningTests.error(measured, want) < 0.1, "\(measured) Hz, want \(want)")
+    }
+
     @Test func withoutAConfigurationMessageBendRangeStaysTwo() throws {
         let voices = try Self.isolatedVoices(mpe: false)
         let want = GMTuningTests.expected(6000 + 300 * 2.0 / 48)
