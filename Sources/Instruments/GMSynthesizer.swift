@@ -38,30 +38,6 @@ public final class GMSynthesizer: ParameterizedNode {
         AudioParameterInfo(id: Parameter.reverbLevel, name: "Reverb level", range: 0...1, unit: .fraction, defaultValue: 0.3),
     ])
 
-    struct Channel {
-        var program: UInt8 = 0
-        var bankMSB: UInt8 = 0
-        var volume: Float = 100 / 127
-        var expression: Float = 1
-        var pan: Float = 0
-        var modulation: Float = 0
-        var sustain = false
-        var bend: Float = 0
-        var bendRange: Float = 2
-        var rpnMSB: UInt8 = 127, rpnLSB: UInt8 = 127
-        /// CC 91; General MIDI's default is 40. Reset All Controllers leaves it alone (RP-015).
-        var reverbSend: Float = 40 / 127
-
-        mutating func resetControllers() {
-            expression = 1
-            modulation = 0
-            sustain = false
-            bend = 0
-            rpnMSB = 127
-            rpnLSB = 127
-        }
-    }
-
     private let tables = VoiceTables()
     let voices: UnsafeMutablePointer<Voice>
     // Indices of the sounding voices, so rendering and control updates touch only those
@@ -87,6 +63,7 @@ public final class GMSynthesizer: ParameterizedNode {
     var gsMode = true
     /// MIDI Tuning Standard programs, each channel's choice, and the base (Scala) tuning.
     let tuning = MIDITuningState()
+    var mpe = MPEZones()
     private var gainGlide: Float = 0.01
     private var fadeStep: Float = 1
     /// Frame at which the next `render` starts.
@@ -195,6 +172,7 @@ public final class GMSynthesizer: ParameterizedNode {
         position = 0
         resetSystemExclusiveState()
         tuning.clear()
+        mpe.reset()
         masterGain = decibelsToGain(parameters[Parameter.volume]) * sysexVolume
         reverb.reset()
         reverb.setParameter(ReverbNode.Parameter.wet, value: parameters[Parameter.reverbLevel])
@@ -220,17 +198,20 @@ public final class GMSynthesizer: ParameterizedNode {
         case 0x80, 0x90: noteOff(channel: c, key: message.data1)
         case 0xB0: controlChange(channel: c, controller: message.data1, value: message.data2)
         case 0xC0: channels[c].program = message.data1 & 0x7F
+        case 0xD0: channels[c].pressure = Float(message.data1 & 0x7F) / 127
         case 0xE0: channels[c].bend = (Float(message.pitchBendValue) - 8192) / 8192
         case 0xF0 where message.status == 0xFF:
             forEachActive { beginFastFade($0) }
             for ch in 0..<16 { channels[ch] = Channel() }
             drumChannels = 1 << 9
             tuning.reset()
+            mpe.reset()
         default: break
         }
+        if mpe.isActive && mpe.isManager(c) { forwardToZone(message, manager: c) }
     }
 
-    private func controlChange(channel c: Int, controller: UInt8, value: UInt8) {
+    func controlChange(channel c: Int, controller: UInt8, value: UInt8) {
         let v = Float(value) / 127
         switch controller {
         case MIDIController.bankSelectMSB: channels[c].bankMSB = value
@@ -255,15 +236,20 @@ public final class GMSynthesizer: ParameterizedNode {
             channels[c].rpnMSB = 127
             channels[c].rpnLSB = 127
         case MIDIController.dataEntryMSB:
-            if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
+            if mpeDataEntryMSB(channel: c, value: value) {
+                break
+            } else if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
                 channels[c].bendRange = Float(value) + (channels[c].bendRange - channels[c].bendRange.rounded(.down))
             } else if channels[c].rpnMSB == 0 {
                 tuningDataEntry(channel: c, parameter: channels[c].rpnLSB, value: value)
             }
         case MIDIController.dataEntryLSB:
-            if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
+            if mpe.isActive && mpeDataEntryLSB(channel: c, value: value) {
+                break
+            } else if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
                 channels[c].bendRange = channels[c].bendRange.rounded(.down) + Float(min(value, 99)) / 100
             }
+        case MIDIController.timbre: channels[c].timbre = value
         case MIDIController.allSoundOff:
             for i in activeIndices where Int(voices[i].channel) == c { beginFastFade(i) }
         case MIDIController.resetAllControllers:
@@ -293,7 +279,8 @@ public final class GMSynthesizer: ParameterizedNode {
     }
 
     private func noteOn(channel c: Int, key: UInt8, velocity: UInt8) {
-        let isDrum = drumChannels & (1 << c) != 0
+        // A member channel of an MPE zone is melodic, even channel 10.
+        let isDrum = drumChannels & ~mpe.memberMask & (1 << c) != 0
         let patch = isDrum ? drumPatches[Int(key)] : melodicPatches[Int(channels[c].program)]
         if isDrum && patch.exclusiveGroup != 0 {
             for i in activeIndices where voices[i].isCounted && voices[i].isDrum && Int(voices[i].channel) == c
@@ -415,9 +402,11 @@ public final class GMSynthesizer: ParameterizedNode {
             }
             baseHz = voices[i].baseHz
             semitones += ch.bend * ch.bendRange + fineTuningSemitones + coarseTuningSemitones
+            if mpe.isActive, let m = mpe.manager(of: Int(voices[i].channel)) { semitones += channels[m].bend * channels[m].bendRange }
         }
         if p.pointee.pitchEnvSemitones != 0 { semitones += p.pointee.pitchEnvSemitones * exp(-t / p.pointee.pitchEnvDecay) }
-        let depth = p.pointee.vibratoCents + ch.modulation * 50
+        let member = mpe.isActive && mpe.isMember(Int(voices[i].channel))
+        let depth = p.pointee.vibratoCents + ch.modulation * 50 + (member ? ch.pressure * Self.pressureVibratoCents : 0)
         if depth > 0 {
             let fadeIn = p.pointee.vibratoDelay > 0 ? min(1, max(0, (t - p.pointee.vibratoDelay) / p.pointee.vibratoDelay)) : 1
             let lfo = sin(2 * Float.pi * p.pointee.vibratoRate * t)
@@ -451,7 +440,8 @@ public final class GMSynthesizer: ParameterizedNode {
             envelopeOctaves = p.pointee.filterEnvOctaves * filterEnv
         }
         let baseCutoff = p.pointee.cutoffHz > 0 ? p.pointee.cutoffHz : baseHz * p.pointee.cutoffRatio
-        let cutoffOctaves = envelopeOctaves + p.pointee.velocityToCutoff * (voices[i].velocity - 1)
+        var cutoffOctaves = envelopeOctaves + p.pointee.velocityToCutoff * (voices[i].velocity - 1)
+        if member { cutoffOctaves += (Float(ch.timbre) - 64) * Self.timbreOctavesPerStep }
         // The same cutoff gives the same coefficients (the resonance is the patch's, fixed for
         // the note): a filter without envelope is computed once a note.
         if baseCutoff != voices[i].filterBaseCutoff || cutoffOctaves != voices[i].filterCutoffOctaves {

@@ -226,6 +226,9 @@ public enum MIDIController {
     public static let sustainPedal: UInt8 = 64
     /// The sostenuto pedal (66): holds the notes down when it is pressed.
     public static let sostenutoPedal: UInt8 = 66
+    /// Sound controller 5, brightness (74): in MPE the third dimension of touch, the timbre of
+    /// the note on a member channel.
+    public static let timbre: UInt8 = 74
     /// Reverb send level (91).
     public static let reverbSend: UInt8 = 91
     /// Chorus send level (93).

@@ -414,7 +414,7 @@ public final class Player {
 
     /// The events that bring every instrument to the song's state just before `frame`:
     /// per node and channel used by the schedule, a reset of all controllers, then the last
-    /// bank select, program, controllers, tuning bank and program (RPN 4 and 3), RPN selection
+    /// bank select, program, controllers, MPE configuration, tuning bank and program (RPN 6, 4 and 3), RPN selection
     /// and data entry, pitch bend and channel pressure before `frame`; then the last value of every automated parameter (a ramp still
     /// running there resumes at its frame within the ramp).
     ///
@@ -435,6 +435,11 @@ public final class Player {
             /// The tuning bank and program data entry chose through RPN 4 and 3.
             var tuningBank: UInt8?
             var tuningProgram: UInt8?
+            /// The member count of the last MPE Configuration Message (RPN 6) on a manager
+            /// channel, and whether the song selects RPN 6 there at all (then a locate before
+            /// the first message removes the zone a later one may have left configured).
+            var mpeMembers: UInt8?
+            var configuresMPE = false
         }
         let schedule = snapshot.schedule
         let targets = snapshot.targets
@@ -484,6 +489,10 @@ public final class Player {
                 guard m.isChannelMessage else { continue }
                 let slot = Int(node) * 16 + Int(m.channel)
                 channels[slot].used = true
+                if m.status & 0xF0 == 0xB0, m.data1 == MIDIController.rpnLSB, m.data2 == MPEZones.configurationRPN,
+                   m.channel == UInt8(MPEZones.lowerManager) || m.channel == UInt8(MPEZones.upperManager) {
+                    channels[slot].configuresMPE = true
+                }
                 if e.frame >= frame { continue }
                 switch m.status & 0xF0 {
                 case 0xB0:
@@ -498,6 +507,7 @@ public final class Player {
                         switch channels[slot].controllers[Int(MIDIController.rpnLSB)] {
                         case Int16(MIDITuningState.programSelectRPN): channels[slot].tuningProgram = m.data2
                         case Int16(MIDITuningState.bankSelectRPN): channels[slot].tuningBank = m.data2
+                        case Int16(MPEZones.configurationRPN): channels[slot].mpeMembers = m.data2
                         default: break
                         }
                     }
@@ -549,12 +559,14 @@ public final class Player {
             // The RPN group restores only the last selection and its data entry, which later RPN
             // traffic (a bend range, say) would leave in place of a tuning bank and program: those
             // are selected on their own first, then the selection is nulled for the group.
-            if state.tuningBank != nil || state.tuningProgram != nil {
+            // So is the MPE configuration, first, so the zone exists before its members are chased.
+            let mpeMembers = state.configuresMPE ? state.mpeMembers ?? 0 : nil
+            if state.tuningBank != nil || state.tuningProgram != nil || mpeMembers != nil {
                 func send(_ controller: UInt8, _ value: UInt8) {
                     out.append(GraphEvent(offset: 0, nodeIndex: node,
                                           event: .midi(.controlChange(channel: channel, controller: controller, value: value))))
                 }
-                for (parameter, value) in [(MIDITuningState.bankSelectRPN, state.tuningBank),
+                for (parameter, value) in [(MPEZones.configurationRPN, mpeMembers), (MIDITuningState.bankSelectRPN, state.tuningBank),
                                            (MIDITuningState.programSelectRPN, state.tuningProgram)] {
                     guard let value else { continue }
                     send(MIDIController.rpnMSB, 0)

@@ -29,6 +29,7 @@ extension SamplerNode {
             for n in 0..<activeCount { beginFade(Int(activeList[n])) }
             drumChannels = 1 << 9
             tuning.reset()
+            mpe.reset()
             for ch in 0..<16 {
                 resetChannel(ch)
                 // No release region starts for a key struck before the reset.
@@ -36,6 +37,7 @@ extension SamplerNode {
             }
         default: break
         }
+        if mpe.isActive && mpe.isManager(c) { forwardToZone(message, manager: c) }
     }
 
     func selectPreset(_ c: Int) {
@@ -98,7 +100,9 @@ extension SamplerNode {
             channels[c].rpnMSB = 127
             channels[c].rpnLSB = 127
         case MIDIController.dataEntryMSB:
-            if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
+            if mpeDataEntryMSB(channel: c, value: value) {
+                break
+            } else if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
                 let cents = channels[c].bendRange - channels[c].bendRange.rounded(.down)
                 channels[c].bendRange = Float(value) + cents
             } else if channels[c].rpnMSB == 0 && channels[c].rpnLSB == MIDITuningState.programSelectRPN {
@@ -107,9 +111,12 @@ extension SamplerNode {
                 tuning.selectBank(channel: c, bank: value)
             }
         case MIDIController.dataEntryLSB:
-            if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
+            if mpe.isActive && mpeDataEntryLSB(channel: c, value: value) {
+                break
+            } else if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
                 channels[c].bendRange = channels[c].bendRange.rounded(.down) + Float(min(value, 99)) / 100
             }
+        case MIDIController.timbre: channels[c].timbre = value
         case MIDIController.allSoundOff:
             forEachActive { i in if Int(voices[i].channel) == c { beginFade(i) } }
         case MIDIController.resetAllControllers:

@@ -79,6 +79,8 @@ public final class SamplerNode: ParameterizedNode {
         var pitchWheel: Float = 8192
         var bendRange: Float = 2
         var channelPressure: Float = 0
+        /// CC 74, read only on MPE member channels, where its centre leaves the filter alone.
+        var timbre: UInt8 = 64
         var sustain = false
         var sostenuto = false
         var rpnMSB: UInt8 = 127, rpnLSB: UInt8 = 127
@@ -148,6 +150,8 @@ public final class SamplerNode: ParameterizedNode {
     var bankStyle = BankSelectStyle.gs
     /// MIDI Tuning Standard programs, each channel's choice, and the base (Scala) tuning.
     let tuning = MIDITuningState()
+    /// The MPE zones; without a configuration message there are none and nothing changes.
+    var mpe = MPEZones()
     var fadeFrames = 132
     /// Frame at which the next `render` starts (the frame of events being received).
     var position: Int64 = 0
@@ -288,6 +292,7 @@ public final class SamplerNode: ParameterizedNode {
         for i in 0..<poolSize { freeList[i] = Int32(poolSize - 1 - i) }
         resetSystemExclusiveState()
         tuning.clear()
+        mpe.reset()
         for c in 0..<16 { resetChannel(c) }
         serial = 0
         noteSerial = 0

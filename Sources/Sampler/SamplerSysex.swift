@@ -84,7 +84,8 @@ extension SamplerNode {
     /// True when channel `c` plays the drum bank.
     @inline(__always)
     func isDrumChannel(_ c: Int) -> Bool {
-        drumChannels & (1 << UInt16(c & 15)) != 0
+        // A member channel of an MPE zone is melodic, even channel 10.
+        drumChannels & ~mpe.memberMask & (1 << UInt16(c & 15)) != 0
     }
 
     /// The power-up values of everything system exclusive sets. A GM or GM2 System On returns

@@ -25,6 +25,7 @@ extension SamplerNode {
             if mod.pointee.absolute { value = abs(value) }
             effective[Int(mod.pointee.destination)] += value
         }
+        if mpe.isActive { addMPEContributions(channel: c) }
         // The specification's ranges apply to the final sums.
         for g in 0..<SoundFontGenerator.count {
             effective[g] = min(max(effective[g], rangeLow[g]), rangeHigh[g])

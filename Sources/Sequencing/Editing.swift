@@ -12,11 +12,12 @@ extension MusicSequence {
     // MARK: Notes and velocities
 
     /// Transposes notes (and note-related messages) by `semitones`. Channel 10 (drums) is left
-    /// alone unless the scope names it, since transposing a drum part changes its instruments.
+    /// alone unless the scope names it, since transposing a drum part changes its instruments;
+    /// when the sequence's MPE zones make it a member channel it is melodic and moves too.
     @discardableResult
     public mutating func transpose(by semitones: Int, scope: EditScope = .all, policy: TransposeOverflowPolicy = .clamp) -> EditReport {
         var report = EditReport()
-        let includeDrums = scope.channels?.contains(9) ?? false
+        let includeDrums = (scope.channels?.contains(9) ?? false) || mpeZones.isMember(9)
         func moved(_ key: UInt8) -> UInt8? {
             var k = Int(key) + semitones
             if (0...127).contains(k) { return UInt8(k) }

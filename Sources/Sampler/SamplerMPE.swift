@@ -1,0 +1,109 @@
+import AudioGraph
+import Foundation
+import MIDI
+import SoundFont
+
+// MIDI Polyphonic Expression: zones from MPE Configuration Messages, zone-wide bend ranges,
+// the manager channel's messages applied across its zone, and a member channel's bend,
+// pressure and timbre (CC 74) shaping its note alone. Nothing here acts before a
+// configuration message, so channels outside MPE keep FluidSynth's behaviour exactly.
+extension SamplerNode {
+    /// Cents of filter cutoff per step of CC 74 away from its centre (64) on a member channel:
+    /// 0 closes the filter four octaves (4800 cents), 127 opens it as far (the cutoff is still
+    /// held to the sampler's 1500...13500 cents).
+    static let timbreCentsPerStep: Float = 75
+
+    /// Handles data entry MSB when it means something in MPE: the configuration message
+    /// (RPN 6 on a manager channel) and the bend range (RPN 0) on a member channel, which the
+    /// specification applies to every member of the zone. Returns false to let the ordinary
+    /// handling run.
+    func mpeDataEntryMSB(channel c: Int, value: UInt8) -> Bool {
+        guard channels[c].rpnMSB == 0 else { return false }
+        if channels[c].rpnLSB == MPEZones.configurationRPN {
+            guard let changed = mpe.configure(managerChannel: c, memberCount: Int(value)) else { return false }
+            zonesChanged(changed, manager: c)
+            return true
+        }
+        guard channels[c].rpnLSB == 0, mpe.isMember(c) else { return false }
+        let range = Float(value) + (channels[c].bendRange - channels[c].bendRange.rounded(.down))
+        forEachMember(of: c) { channels[$0].bendRange = range }
+        return true
+    }
+
+    /// Data entry LSB of RPN 0 (the bend range's cents) on a member channel, zone-wide.
+    func mpeDataEntryLSB(channel c: Int, value: UInt8) -> Bool {
+        guard channels[c].rpnMSB == 0, channels[c].rpnLSB == 0, mpe.isMember(c) else { return false }
+        let range = channels[c].bendRange.rounded(.down) + Float(min(value, 99)) / 100
+        forEachMember(of: c) { channels[$0].bendRange = range }
+        return true
+    }
+
+    /// After a configuration message: the zone's members bend 48 semitones and its manager 2,
+    /// the members take the manager's program, and every channel whose role changed picks its
+    /// preset again (a member channel is melodic even when it is channel 10).
+    func zonesChanged(_ changed: UInt16, manager m: Int) {
+        if mpe.isManager(m) { channels[m].bendRange = MPEZones.managerBendRange }
+        let members = mpe.members(ofZoneWith: m)
+        for c in 0..<16 {
+            let bit: UInt16 = 1 << UInt16(c)
+            if members & bit != 0 {
+                channels[c].bendRange = MPEZones.memberBendRange
+                channels[c].program = channels[m].program
+                channels[c].bankMSB = channels[m].bankMSB
+            }
+            if (members | changed) & bit != 0 {
+                selectPreset(c)
+                channels[c].serial &+= 1
+            }
+        }
+    }
+
+    /// A message on a manager channel speaks for its whole zone: program changes and
+    /// controllers (pedals, volume, modulation, all notes off...) reach every member channel;
+    /// its pitch bend is added to each member's when their voices update. Parameter selection
+    /// and data entry stay the manager's own, and so do its pressure and CC 74, which would
+    /// otherwise overwrite the members' per-note values.
+    func forwardToZone(_ message: MIDIMessage, manager m: Int) {
+        switch message.status & 0xF0 {
+        case 0xB0:
+            let controller = message.data1 & 0x7F
+            switch controller {
+            case MIDIController.dataEntryMSB, MIDIController.dataEntryLSB, MIDIController.nrpnLSB, MIDIController.nrpnMSB,
+                 MIDIController.rpnLSB, MIDIController.rpnMSB, MIDIController.timbre:
+                return
+            default:
+                forEachMember(of: m) { controlChange(channel: $0, controller: controller, value: message.data2 & 0x7F) }
+            }
+        case 0xC0:
+            forEachMember(of: m) { c in
+                channels[c].program = message.data1 & 0x7F
+                channels[c].bankMSB = channels[m].bankMSB
+                selectPreset(c)
+            }
+        case 0xE0:
+            forEachMember(of: m) { channels[$0].serial &+= 1 }
+        default: break
+        }
+    }
+
+    /// Adds what MPE gives a member channel's voice to its generators: the manager channel's
+    /// pitch bend (over the manager's range), and the channel's timbre as a filter cutoff offset.
+    /// The member's own bend and pressure already reach it through the SoundFont default
+    /// modulators, which read the voice's channel.
+    func addMPEContributions(channel c: Int) {
+        guard let m = mpe.manager(of: c) else { return }
+        let managerBend = (channels[m].pitchWheel - 8192) / 8192 * channels[m].bendRange * 100
+        effective[SoundFontGenerator.fineTune.rawValue] += managerBend
+        effective[SoundFontGenerator.initialFilterCutoff.rawValue] += (Float(channels[c].timbre) - 64) * Self.timbreCentsPerStep
+    }
+
+    /// Runs `body` on every member channel of the zone `c` manages or belongs to.
+    @inline(__always)
+    func forEachMember(of c: Int, _ body: (Int) -> Void) {
+        let members = mpe.members(ofZoneWith: c)
+        for m in 0..<16 where members & (1 << UInt16(m)) != 0 {
+            body(m)
+            channels[m].serial &+= 1
+        }
+    }
+}
