@@ -9,10 +9,13 @@ import Sequencing
 /// clock the estimate at 120 BPM is within about 0.2 %. After a change of tempo the estimate
 /// has settled once a whole window has arrived at the new tempo, one quarter note
 /// (``settlingClocks``); it moves towards the new tempo from the first clock. A jump of tempo
-/// shows sooner: three intervals in a row more than 15 % off the estimate, the same way,
-/// restart the window from those clocks (jitter of a millisecond or two moves one interval by
-/// far less at any tempo a clock runs at, and not three the same way). A gap of more than four
-/// clock intervals (the clock paused) starts the window again.
+/// shows sooner: three intervals in a row more than 15 % off the estimate, the same way and
+/// alike, restart the window from those clocks (jitter of a millisecond or two moves one
+/// interval by far less at any tempo a clock runs at, and not three the same way). Clocks held
+/// up and then delivered together (a stalled sender) are not a jump: intervals under 0.4 or
+/// over 2.5 times the tempo's do not count towards one, and the line through the window
+/// absorbs them. A gap of more than eight intervals (the clock paused) starts over; the
+/// first tempo comes with the third clock.
 public struct MIDIClockTempoEstimator: Sendable {
     /// Clocks in a quarter note.
     public static let clocksPerQuarter = 24
@@ -30,6 +33,14 @@ public struct MIDIClockTempoEstimator: Sendable {
     static let jumpFraction = 0.15
     /// Intervals in a row that make a jump.
     static let jumpIntervals = 3
+    /// Intervals, in clock intervals, that can be a new tempo; shorter or longer ones are a
+    /// burst or a stall, not a tempo a clock changes to at once.
+    static let jumpRatios = 0.4...2.5
+    /// How far apart, as a ratio, the intervals of one jump may be.
+    static let jumpAgreement = 1.25
+    /// A gap longer than this many intervals: the clock paused, and the estimate starts over.
+    static let pauseIntervals = 8.0
+    private var lastDeviation = 1.0
 
     /// An estimator over the last `window` clocks (at least 2).
     public init(window: Int = 24) {
@@ -44,9 +55,9 @@ public struct MIDIClockTempoEstimator: Sendable {
         deviations = 0
     }
 
-    /// The estimated tempo in quarter notes a minute, once two clocks have arrived.
+    /// The estimated tempo in quarter notes a minute, once three clocks have arrived.
     public var bpm: Double? {
-        guard count >= 2 else { return nil }
+        guard count >= 3 else { return nil }
         // Least squares of arrival time against clock index: x = 0..<n, oldest first.
         let n = Double(count)
         let meanX = (n - 1) / 2
@@ -69,19 +80,35 @@ public struct MIDIClockTempoEstimator: Sendable {
     /// estimated with it.
     @discardableResult
     public mutating func receiveClock(atNanos nanos: Int64) -> Double? {
-        if count >= 2, let bpm {
+        if count >= 1 && nanos <= arrivals[newest] {
+            reset()
+        } else if count >= 3, let bpm {
             let interval = 60e9 / (bpm * Double(Self.clocksPerQuarter))
-            let gap = Double(nanos - arrivals[newest])
-            if gap > 4 * interval || nanos <= arrivals[newest] {
+            let ratio = Double(nanos - arrivals[newest]) / interval
+            if ratio > Self.pauseIntervals {
                 reset()
-            } else if abs(gap / interval - 1) > Self.jumpFraction {
-                let direction = gap > interval ? 1 : -1
-                deviations = deviations * direction > 0 ? deviations + direction : direction
+            } else if Self.jumpRatios.contains(ratio) && abs(ratio - 1) > Self.jumpFraction {
+                // Off the same way as the intervals before it, and like them: a new tempo.
+                let direction = ratio > 1 ? 1 : -1
+                let alike = deviations * direction > 0 && max(ratio, lastDeviation) / min(ratio, lastDeviation) <= Self.jumpAgreement
+                deviations = alike ? deviations + direction : direction
+                lastDeviation = ratio
             } else {
+                // On the tempo, or a clock of a burst after a stall (far off either way): no jump.
                 deviations = 0
             }
-        } else if count == 1 && nanos <= arrivals[newest] {
-            reset()
+        } else if count >= 2 {
+            // Filling after a start: a second interval unlike the first (a burst of clocks held
+            // up somewhere) starts the window again from the newest clock.
+            let previous = Double(arrivals[newest] - arrivals[(newest - 1 + window) % window])
+            let gap = Double(nanos - arrivals[newest])
+            if max(gap, previous) > 2 * min(gap, previous) {
+                let kept = arrivals[newest]
+                reset()
+                newest = 0
+                arrivals[0] = kept
+                count = 1
+            }
         }
         newest = (newest + 1) % window
         arrivals[newest] = nanos
@@ -147,8 +174,8 @@ extension PlaybackSession: MIDIClockFollowingTarget {
 ///
 /// From Start (beat 0) or Continue (the beat the last Song Position Pointer named), every clock
 /// is 1/24 of a beat further on. Each clock compares where the target plays with where the
-/// clock is. Within half a clock of it the rate is the clock's tempo alone; further off, it is
-/// sped up or slowed down by 5 % for each clock of difference beyond that half (at most
+/// clock is. Within a quarter of a clock of it the rate is the clock's tempo alone; further off, it is
+/// sped up or slowed down by 5 % for each clock of difference beyond that quarter (at most
 /// 10 %), so a lag is made up without a jump and the tempo is left alone once it is.
 struct MIDIClockPositionLock {
     var estimator = MIDIClockTempoEstimator()
@@ -159,7 +186,7 @@ struct MIDIClockPositionLock {
     /// The correction per clock of difference.
     static let correctionPerClock = 0.05
     /// The difference, in clocks, left alone.
-    static let toleratedClocks = 0.5
+    static let toleratedClocks = 0.25
 
     /// The clock starts counting from `beats` (Start: 0; Continue: where the SPP put it).
     mutating func run(fromBeats beats: Double) {

@@ -27,7 +27,7 @@ struct MIDIClockFollowTests {
         let slow = Self.clocks(count: 48, bpm: 100, from: 1_000_000_000, jitter: &jitter)
         for (i, t) in slow.enumerated() {
             let bpm = estimator.receiveClock(atNanos: t)
-            #expect((bpm == nil) == (i == 0))
+            #expect((bpm == nil) == (i < 2))
             if i >= 24 { #expect(abs(bpm! / 100 - 1) < 0.01, "clock \(i): \(bpm!)") }
         }
         let fast = Self.clocks(count: 48, bpm: 140, from: slow.last! + Int64(60e9 / (140 * 24)), jitter: &jitter)
@@ -41,8 +41,25 @@ struct MIDIClockFollowTests {
         // A paused clock starts again from its first clock, not from an interval of seconds.
         let resumed = Self.clocks(count: 24, bpm: 90, from: fast.last! + 5_000_000_000, jitter: &jitter)
         #expect(estimator.receiveClock(atNanos: resumed[0]) == nil)
+        #expect(estimator.receiveClock(atNanos: resumed[1]) == nil)
         for t in resumed.dropFirst() { estimator.receiveClock(atNanos: t) }
         #expect(abs(estimator.bpm! / 90 - 1) < 0.01)
+    }
+
+    @Test("Clocks held up for 150 ms and then delivered together move the estimate by less than 25 % and it is within 1 % a quarter note later")
+    func aBurstAfterAStallIsNoJump() {
+        var jitter = Jitter()
+        var estimator = MIDIClockTempoEstimator()
+        var arrivals = Self.clocks(count: 96, bpm: 100, from: 1_000_000_000, jitter: &jitter)
+        // Clocks 48 to 53 (150 ms at 100 BPM is six clocks) arrive together at the seventh's time.
+        for i in 48..<54 { arrivals[i] = arrivals[54] - Int64(54 - i) * 100_000 }
+        var worst = 0.0
+        for (i, t) in arrivals.enumerated() {
+            guard let bpm = estimator.receiveClock(atNanos: t) else { continue }
+            worst = max(worst, abs(bpm / 100 - 1))
+            if i >= 54 + 24 { #expect(abs(bpm / 100 - 1) < 0.01, "clock \(i): \(bpm)") }
+        }
+        #expect(worst < 0.25, "worst \(worst * 100) %")
     }
 
     @Test("A 120 BPM song follows a clock at 100 then 140 BPM: its tempo within 1 % and its position within one clock once settled")

@@ -52,6 +52,12 @@ midi_transport_in_tests() {
 }
 check "MIDI transport in: Start, Stop, Song Position Pointer and Continue as raw bytes through VirMIDI move the player" midi_transport_in_tests
 
+midi_clock_in_tests() {
+  TACTUS_REAL_ALSA=1 "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter MIDIClockInDeviceTests
+}
+check "MIDI clock in through VirMIDI at 100 then 140 BPM: the song's tempo within 1 % and its position within one clock, two quarter notes after each change" midi_clock_in_tests
+grep -E "clock in at" /tmp/check.out | sed 's/^/    /'
+
 record_tests() {
   TACTUS_REAL_ALSA=1 TACTUS_BINARY="$release/tactus" "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter RecordDeviceTests
 }
