@@ -138,7 +138,7 @@ struct PlayCommand: ParsableCommand {
             }
         }
 
-        let choice = try instrumentOptions.choose(input: input)
+        let choice = try instrumentOptions.choose(input: input, song: file)
         try choice.prepareSamples(for: sequence)
 
         let options = PlaybackSession.Options(gainDecibels: gain, tailSeconds: tail,
