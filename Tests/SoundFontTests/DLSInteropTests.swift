@@ -114,6 +114,7 @@ func normalised(_ dump: String) -> String {
             for path in [original, copy] {
                 try? FileManager.default.copyItem(atPath: path, toPath: keep + "/level\(level2 ? 2 : 1)-" + (path as NSString).lastPathComponent)
             }
+            _ = FileManager.default.createFile(atPath: keep + "/level\(level2 ? 2 : 1)-plain.dls", contents: Data(exampleDLS(level2: level2, articulation: false).bytes()))
         }
         let ours = try DLSReader.collection(readBytes(original))
         #expect(tactusDump(ours) == normalised(theirs.output))

@@ -4,7 +4,7 @@ import Testing
 
 /// A Level 2 bank with a melodic instrument (two regions, one overriding the wave's `wsmp`,
 /// instrument articulation) and a drum kit (region articulation, key group).
-func exampleDLS(level2: Bool = true) -> DLSWriter {
+func exampleDLS(level2: Bool = true, articulation: Bool = true) -> DLSWriter {
     var w = DLSWriter()
     w.level2 = level2
     w.waves = [
@@ -37,6 +37,18 @@ func exampleDLS(level2: Bool = true) -> DLSWriter {
             ]),
         ]),
     ]
+    if !articulation {
+        // FluidSynth's DLS path (libinstpatch's voice cache) ignores articulation and wsmp
+        // gain, and reads fine tune as an unsigned byte: this variant, on bank 0, without
+        // them, is the one the two players can agree on.
+        w.instruments[0].connections = []
+        w.instruments[0].bank = 0
+        w.instruments[1].regions[0].connections = []
+        w.waves[0].info?.gain = 0
+        w.waves[0].info?.fineTune = 0
+        w.instruments[0].regions[1].sampleInfo?.gain = 0
+        w.instruments[0].regions[1].sampleInfo?.fineTune = 0
+    }
     return w
 }
 
