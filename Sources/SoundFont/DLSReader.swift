@@ -94,7 +94,8 @@ public enum DLSReader {
         return try DLSConverter.convert(dls, bytes: raw, defaultName: name, options: options)
     }
 
-    /// As ``read(_:name:options:)-(UnsafeRawBufferPointer,_,_)``, from an array.
+    /// Reads and converts a DLS bank (or an RMI file carrying one) from an array; the samples
+    /// are copied into the bank.
     public static func read(_ bytes: [UInt8], name: String = "DLS", options: SoundFontReadOptions = SoundFontReadOptions()) throws(SoundFontError) -> SoundFontFile {
         let result: Result<SoundFontFile, SoundFontError> = bytes.withUnsafeBytes { raw in
             Result { () throws(SoundFontError) in try read(raw, name: name, options: options) }
