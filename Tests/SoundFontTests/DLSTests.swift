@@ -193,3 +193,17 @@ func exampleDLS(level2: Bool = true, articulation: Bool = true) -> DLSWriter {
         }
     }
 }
+
+/// The banks `fuzz-dls` starts from (Fuzz/seeds/fuzz-dls), which the CLI tests use too: two
+/// written by ``DLSWriter`` (kept as it writes them), one libinstpatch wrote back.
+@Suite struct DLSFuzzSeedTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fuzz/seeds/fuzz-dls")
+
+    @Test func seedsAreTheWritersBanks() throws {
+        #expect(try readBytes(Self.folder.appendingPathComponent("level1-made.dls").path) == exampleDLS(level2: false).bytes())
+        #expect(try readBytes(Self.folder.appendingPathComponent("level2-plain.dls").path) == exampleDLS(articulation: false).bytes())
+        let written = try SoundFontReader.read(contentsOf: Self.folder.appendingPathComponent("level2-written-by-libinstpatch.dls").path)
+        #expect(written.warnings.isEmpty && written.bank.presets.map(\.regions.count) == [2, 1])
+    }
+}
