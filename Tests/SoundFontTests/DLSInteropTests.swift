@@ -155,3 +155,52 @@ extension DLSReader {
         try bytes.withUnsafeBytes { try collection($0) }
     }
 }
+
+/// A DLS bank made from a SoundFont bank's presets, without articulation and gain (FluidSynth's
+/// DLS path ignores both): each region's keys, velocities, sample, root key, tuning and loop. For comparing Tactus and FluidSynth on a General MIDI bank:
+/// `TACTUS_DLS_FROM_SF2=/usr/share/sounds/sf2/TimGM6mb.sf2 TACTUS_DLS_KEEP=DIR swift test --filter DLSFromSoundFont`.
+@Suite struct DLSFromSoundFont {
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["TACTUS_DLS_FROM_SF2"] != nil && ProcessInfo.processInfo.environment["TACTUS_DLS_KEEP"] != nil,
+                   "writes a comparison bank only when TACTUS_DLS_FROM_SF2 and TACTUS_DLS_KEEP are set"))
+    func writeBank() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let source = try SoundFontReader.read(contentsOf: try #require(environment["TACTUS_DLS_FROM_SF2"]))
+        let bank = source.bank
+        var w = DLSWriter()
+        w.name = bank.name
+        var waveOf: [Int: UInt32] = [:]
+        for preset in bank.presets where preset.bank == 0 || preset.bank == 128 {
+            var regions: [DLSRegion] = []
+            for region in preset.regions {
+                let s = bank.samples[region.sampleIndex]
+                guard !s.isCompressed, s.end > s.start else { continue }
+                let wave: UInt32
+                if let known = waveOf[region.sampleIndex] {
+                    wave = known
+                } else {
+                    wave = UInt32(w.waves.count)
+                    waveOf[region.sampleIndex] = wave
+                    w.waves.append(DLSWriter.Wave(name: "\(s.name) \(region.sampleIndex)", points: Array(bank.sampleData.words[s.start..<s.end]),
+                                                  sampleRate: s.sampleRate, info: nil))
+                }
+                let g = region.generators
+                let root = g[.overridingRootKey] >= 0 ? Int(g[.overridingRootKey]) : Int(s.originalPitch)
+                let modes = g[.sampleModes]
+                let loops = modes == 1 || modes == 3
+                    ? [DLSLoop(type: modes == 3 ? 1 : 0, start: UInt32(s.loopStart - s.start), length: UInt32(s.loopEnd - s.loopStart))] : []
+                // libinstpatch reads fine tune as an unsigned byte and ignores the gain: whole
+                // semitones go into the unity note, the rest is 0...99 cents, the gain 0.
+                let tune = Int(g[.fineTune]) + Int(g[.coarseTune]) * 100 + Int(s.pitchCorrection)
+                let semitones = tune >= 0 ? tune / 100 : -((-tune + 99) / 100)
+                let unity = max(0, min(127, root - semitones))
+                let info = DLSSampleInfo(unityNote: UInt16(unity), fineTune: Int16(tune - semitones * 100), gain: 0, loops: loops)
+                regions.append(DLSRegion(keyLow: UInt16(region.keyRange.lowerBound), keyHigh: UInt16(region.keyRange.upperBound),
+                                         velocityLow: UInt16(region.velocityRange.lowerBound), velocityHigh: UInt16(region.velocityRange.upperBound),
+                                         keyGroup: UInt16(max(0, g[.exclusiveClass])), waveIndex: wave, sampleInfo: info))
+            }
+            w.instruments.append(DLSInstrument(name: preset.name, bank: 0, isDrumKit: preset.bank == 128, program: UInt32(preset.program), regions: regions))
+        }
+        let path = try #require(environment["TACTUS_DLS_KEEP"]) + "/from-soundfont.dls"
+        _ = FileManager.default.createFile(atPath: path, contents: Data(w.bytes()))
+    }
+}
