@@ -202,5 +202,11 @@ extension DLSReader {
         }
         let path = try #require(environment["TACTUS_DLS_KEEP"]) + "/from-soundfont.dls"
         _ = FileManager.default.createFile(atPath: path, contents: Data(w.bytes()))
+        // The whole bank read by libinstpatch and by Tactus: the same regions.
+        if let tool = LibInstPatchDumper.shared.tool {
+            let theirs = run(tool, [path])
+            try #require(theirs.status == 0, "\(theirs.output)")
+            #expect(tactusDump(try DLSReader.collection(readBytes(path))) == normalised(theirs.output))
+        }
     }
 }
