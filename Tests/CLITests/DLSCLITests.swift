@@ -76,5 +76,13 @@ struct DLSCLITests {
         let audioA = try Data(contentsOf: URL(fileURLWithPath: a)), audioB = try Data(contentsOf: URL(fileURLWithPath: b))
         #expect(audioA.count > 100_000)
         #expect(audioA == audioB)
+        // Discovery: the environment may name a DLS bank; an explicit --soundfont beats an RMI's bank.
+        let c = dir.appendingPathComponent("c.wav").path
+        let fromEnvironment = try CLI.run(["render", mid.path, "-o", c], environment: ["TACTUS_SOUNDFONT": bankPath, "PATH": "/usr/bin:/bin"])
+        #expect(fromEnvironment.stdout.contains("with the DLS Level 2 bank \(bankPath) (TACTUS_SOUNDFONT)"), "\(fromEnvironment.stdout)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: c)) == audioB)
+        let other = Self.seeds.appendingPathComponent("level1-made.dls").path
+        let explicit = try CLI.run(["render", rmi.path, "-o", c, "--soundfont", other])
+        #expect(explicit.stdout.contains("with the DLS Level 1 bank \(other) (--soundfont)"), "\(explicit.stdout)")
     }
 }
