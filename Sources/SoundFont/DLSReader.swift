@@ -55,7 +55,7 @@ public enum DLSReader {
         }
         if isRMID(raw) {
             guard let range = embeddedBankRange(raw) else {
-                throw SoundFontError(location: SoundFontLocation(chunk: "RIFF", offset: 0), reason: .missingChunk("RIFF DLS (the RMI file carries no bank)"))
+                throw SoundFontError(location: SoundFontLocation(chunk: "RIFF", offset: 0), reason: .malformed(what: "an RMI file without a DLS bank: it holds a MIDI song only"))
             }
             // Offsets stay relative to the whole file, so messages point at the right bytes.
             var parser = DLSParser(bytes: raw, options: options, start: range.lowerBound, end: range.upperBound)

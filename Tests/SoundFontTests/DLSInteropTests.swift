@@ -157,14 +157,17 @@ extension DLSReader {
 }
 
 /// A DLS bank made from a SoundFont bank's presets, without articulation and gain (FluidSynth's
-/// DLS path ignores both): each region's keys, velocities, sample, root key, tuning and loop. For comparing Tactus and FluidSynth on a General MIDI bank:
-/// `TACTUS_DLS_FROM_SF2=/usr/share/sounds/sf2/TimGM6mb.sf2 TACTUS_DLS_KEEP=DIR swift test --filter DLSFromSoundFont`.
+/// DLS path ignores both): each region's keys, velocities, sample, root key, tuning and loop.
+/// Made from TimGM6mb (or `TACTUS_DLS_FROM_SF2`), it is a General MIDI bank libinstpatch must
+/// read as Tactus does; `TACTUS_DLS_KEEP=DIR` keeps it as `DIR/from-soundfont.dls` for comparing
+/// Tactus and FluidSynth (BENCHMARKS.md).
 @Suite struct DLSFromSoundFont {
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["TACTUS_DLS_FROM_SF2"] != nil && ProcessInfo.processInfo.environment["TACTUS_DLS_KEEP"] != nil,
-                   "writes a comparison bank only when TACTUS_DLS_FROM_SF2 and TACTUS_DLS_KEEP are set"))
-    func writeBank() throws {
+    static let source = ProcessInfo.processInfo.environment["TACTUS_DLS_FROM_SF2"] ?? "/usr/share/sounds/sf2/TimGM6mb.sf2"
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: source), "needs \(source) (Debian package timgm6mb-soundfont)"))
+    func generalMIDIBank() throws {
         let environment = ProcessInfo.processInfo.environment
-        let source = try SoundFontReader.read(contentsOf: try #require(environment["TACTUS_DLS_FROM_SF2"]))
+        let source = try SoundFontReader.read(contentsOf: Self.source)
         let bank = source.bank
         var w = DLSWriter()
         w.name = bank.name
@@ -200,8 +203,14 @@ extension DLSReader {
             }
             w.instruments.append(DLSInstrument(name: preset.name, bank: 0, isDrumKit: preset.bank == 128, program: UInt32(preset.program), regions: regions))
         }
-        let path = try #require(environment["TACTUS_DLS_KEEP"]) + "/from-soundfont.dls"
+        let directory = environment["TACTUS_DLS_KEEP"] ?? NSTemporaryDirectory() + "tactus-dls-gm-\(getpid())"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { if environment["TACTUS_DLS_KEEP"] == nil { try? FileManager.default.removeItem(atPath: directory) } }
+        let path = directory + "/from-soundfont.dls"
         _ = FileManager.default.createFile(atPath: path, contents: Data(w.bytes()))
+        let ours = try SoundFontReader.read(contentsOf: path)
+        #expect(ours.warnings.isEmpty, "\(ours.warnings.prefix(3))")
+        #expect(ours.bank.presets.count == w.instruments.count)
         // The whole bank read by libinstpatch and by Tactus: the same regions.
         if let tool = LibInstPatchDumper.shared.tool {
             let theirs = run(tool, [path])
