@@ -85,4 +85,37 @@ struct DLSCLITests {
         let explicit = try CLI.run(["render", rmi.path, "-o", c, "--soundfont", other])
         #expect(explicit.stdout.contains("with the DLS Level 1 bank \(other) (--soundfont)"), "\(explicit.stdout)")
     }
+
+    @Test("A DLS bank's articulation plays: a 0.5 s attack makes a note's start quiet")
+    func articulationPlays() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Bank select MSB 1, program 5 (the seeds' "Triangle"), key 48 held one second.
+        var track: [UInt8] = [0x00, 0xB0, 0, 1, 0x00, 0xC0, 5, 0x00, 0x90, 48, 127, 0x83, 0x60, 0x80, 48, 0]
+        track += [0x00, 0xFF, 0x2F, 0x00]
+        let mid = dir.appendingPathComponent("held.mid")
+        try Data(Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 1, 0xE0] + Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track).write(to: mid)
+        func startAndLater(_ bank: String) throws -> (Double, Double) {
+            let out = dir.appendingPathComponent("\(bank).wav").path
+            let result = try CLI.run(["render", mid.path, "-o", out, "--no-reverb", "--soundfont", Self.seeds.appendingPathComponent(bank).path])
+            #expect(result.status == 0, "\(result.stderr)")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
+            let data = try #require((12..<bytes.count - 8).first { bytes[$0..<$0 + 4].elementsEqual("data".utf8) }) + 8
+            func rms(_ from: Double, _ to: Double) -> Double {
+                var sum = 0.0, n = 0
+                for frame in Int(from * 44_100)..<Int(to * 44_100) {
+                    let at = data + frame * 4
+                    let v = Double(Int16(bitPattern: UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8))
+                    sum += v * v
+                    n += 1
+                }
+                return (sum / Double(n)).squareRoot()
+            }
+            return (rms(0.01, 0.06), rms(0.45, 0.5))
+        }
+        // The bank libinstpatch wrote keeps the instrument articulation (attack 0.5 s): the
+        // note's first 50 ms are far below its level at the end of the attack.
+        let (start, later) = try startAndLater("level2-written-by-libinstpatch.dls")
+        #expect(later > 0 && start < later / 4, "start \(start), later \(later)")
+    }
 }
