@@ -15,6 +15,7 @@ let package = Package(
         .executableTarget(name: "fuzz-json", dependencies: [.product(name: "TactusCore", package: "Tactus")], swiftSettings: fuzzFlags),
         .executableTarget(name: "fuzz-positions", dependencies: [.product(name: "TactusCore", package: "Tactus")], swiftSettings: fuzzFlags),
         .executableTarget(name: "fuzz-sf2", dependencies: [.product(name: "TactusCore", package: "Tactus")], swiftSettings: fuzzFlags),
+        .executableTarget(name: "fuzz-dls", dependencies: [.product(name: "TactusCore", package: "Tactus")], swiftSettings: fuzzFlags),
         .executableTarget(name: "fuzz-sf3", dependencies: [.product(name: "TactusCore", package: "Tactus")], swiftSettings: fuzzFlags),
         .executableTarget(name: "fuzz-sfz", dependencies: [.product(name: "TactusCore", package: "Tactus")], swiftSettings: fuzzFlags),
         .executableTarget(name: "fuzz-journal", dependencies: [.product(name: "TactusCore", package: "Tactus"), .product(name: "TactusAudio", package: "Tactus")], swiftSettings: fuzzFlags),

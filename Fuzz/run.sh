@@ -7,7 +7,7 @@
 #        compile time and several times slower per execution, for CI's short smoke runs)
 # Prints each target's executions and exits 1 when a target finds a crash (2 when they do not build), leaving the
 # input in Fuzz/findings/TARGET/. Seeds come from Songs/, ../shared/corpus/files and
-# Fuzz/seeds/ (fuzz-sf2 and fuzz-sf3 start from the small hand-built banks in Fuzz/seeds/;
+# Fuzz/seeds/ (fuzz-sf2, fuzz-sf3 and fuzz-dls start from the small hand-built banks in Fuzz/seeds/;
 # fuzz-sfz and fuzz-sfz-play from sfizz's test files in ../shared/sfz; fuzz-journal from the
 # hand-built journals in Fuzz/seeds/).
 set -euo pipefail
@@ -16,7 +16,7 @@ root=$(cd "$here/.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions fuzz-sf2 fuzz-sf3 fuzz-sfz fuzz-sfz-play fuzz-journal)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz-smf fuzz-bytestream fuzz-json fuzz-positions fuzz-sf2 fuzz-sf3 fuzz-dls fuzz-sfz fuzz-sfz-play fuzz-journal)
 shared=${TACTUS_SHARED:-$root/../shared}
 
 cd "$here"

@@ -9,7 +9,9 @@ import Glibc
 /// `fluid-soundfont-gm` and `timgm6mb-soundfont` packages install, `default-GM.sf2` being the
 /// system's chosen default; then the SoundFont 3 banks of `musescore-general-soundfont` and
 /// `musescore-general-soundfont-small`, whose samples need libvorbisfile). A path given explicitly or through the environment must exist:
-/// a typo there is an error, not a silent fall back to another bank.
+/// a typo there is an error, not a silent fall back to another bank. The option and the
+/// environment may name a DLS bank as well (``SoundFontReader`` reads both); Debian installs
+/// no DLS bank, so no standard path names one.
 public enum SoundFontDiscovery {
     /// The environment variable naming a bank.
     public static let environmentVariable = "TACTUS_SOUNDFONT"

@@ -52,6 +52,8 @@ public enum SoundFontErrorReason: Hashable, Sendable {
     /// A system library the bank needs cannot be loaded (libvorbisfile for SoundFont 3
     /// samples): the shared object, the Debian package that provides it, the loader's words.
     case libraryUnavailable(library: String, package: String, detail: String)
+    /// A DLS structure that cannot be read: what is wrong, in words.
+    case malformed(what: String)
 }
 
 /// A bank Tactus refuses to read, with where and why.
@@ -88,7 +90,7 @@ public struct SoundFontError: Error, Hashable, Sendable, CustomStringConvertible
         switch reason {
         case .cannotOpen(let why): return "cannot open: \(why)"
         case .emptyFile: return "empty file (0 bytes), not a SoundFont"
-        case .notASoundFont(let found): return "not a SoundFont 2 bank: expected a RIFF 'sfbk' form, found \(found)"
+        case .notASoundFont(let found): return "not a SoundFont 2 or DLS bank: expected a RIFF 'sfbk' or 'DLS ' form, found \(found)"
         case .unsupportedVersion(let major, let minor):
             return "SoundFont version \(major).\(minor) is not supported; 2.x and 3.x banks are read"
         case .missingChunk(let id): return "required chunk '\(id)' is missing"
@@ -100,6 +102,7 @@ public struct SoundFontError: Error, Hashable, Sendable, CustomStringConvertible
         case .indexOutOfRange(let field, let value, let count):
             return "\(field) \(value) is past the \(count) records it indexes"
         case .limitExceeded(let what): return "limit exceeded: \(what)"
+        case .malformed(let what): return what
         case .strict(let w): return "\(w.message) (strict mode)"
         case .libraryUnavailable(let library, let package, let detail):
             return "compressed (SoundFont 3) samples need \(library), which cannot be loaded (\(detail)); install the Debian package \(package)"

@@ -89,8 +89,19 @@ public struct SoundFontFile: Sendable {
     public let info: SoundFontInfo
     /// Everything the reader tolerated or repaired, in file order.
     public let warnings: [SoundFontWarning]
-    /// Bytes of sample data: the `smpl` chunk plus the `sm24` chunk when it is used.
+    /// Bytes of sample data: the `smpl` chunk plus the `sm24` chunk when it is used (for a
+    /// DLS bank, the `data` chunks of the waves its regions play).
     public let sampleDataByteCount: Int
+    /// The file format the bank was read from.
+    public internal(set) var format: SoundFontFileFormat = .soundFont
+
+    /// The format's name for people: "SoundFont 2.04", "SoundFont 3.01", "DLS Level 2".
+    public var formatDescription: String {
+        switch format {
+        case .soundFont: return "SoundFont \(info.version)"
+        case .dls: return "DLS Level \(info.version.major)"
+        }
+    }
 
     /// True when the bank's samples have 24-bit resolution (an `sm24` chunk was used).
     public var is24Bit: Bool { bank.sampleData.lowBytes != nil }
@@ -98,6 +109,15 @@ public struct SoundFontFile: Sendable {
     public var compressedSampleCount: Int { bank.compressedSamples?.compressedCount ?? 0 }
     /// Bytes of Ogg Vorbis data the compressed samples span.
     public var compressedByteCount: Int { bank.compressedSamples?.compressedByteCount ?? 0 }
+}
+
+/// The file formats a ``SoundFontFile`` is read from.
+public enum SoundFontFileFormat: Hashable, Sendable {
+    /// A SoundFont 2 or 3 bank (RIFF `sfbk`).
+    case soundFont
+    /// A Downloadable Sounds Level 1 or 2 bank (RIFF `DLS `), standing alone or carried in an
+    /// RMI file; ``SoundFontInfo/version`` holds the level (1.0 or 2.0).
+    case dls
 }
 
 /// Reads SoundFont 2 banks (versions 2.00 to 2.04) and SoundFont 3 banks (version 3.x): the
@@ -159,6 +179,14 @@ public enum SoundFontReader {
             throw error
         }
         let fileName = path.split(separator: "/").last.map(String.init) ?? path
+        if DLSReader.isDLS(mapping.bytes) || DLSReader.isRMID(mapping.bytes) {
+            do {
+                return try DLSReader.read(mapping.bytes, name: fileName, options: options)
+            } catch var error {
+                error.path = path
+                throw error
+            }
+        }
         do {
             let parsed = try parse(mapping.bytes, defaultName: fileName, options: options)
             return parsed.makeFile(bytes: mapping.bytes, mapping: mapping, options: options)
@@ -180,6 +208,9 @@ public enum SoundFontReader {
     /// Reads and resolves a bank from a raw buffer; the sample data is copied into the bank, so
     /// the buffer may go away afterwards.
     public static func read(_ raw: UnsafeRawBufferPointer, name: String = "SoundFont", options: SoundFontReadOptions = SoundFontReadOptions()) throws(SoundFontError) -> SoundFontFile {
+        if DLSReader.isDLS(raw) || DLSReader.isRMID(raw) {
+            return try DLSReader.read(raw, name: name, options: options)
+        }
         let parsed = try parse(raw, defaultName: name, options: options)
         return parsed.makeFile(bytes: raw, mapping: nil, options: options)
     }

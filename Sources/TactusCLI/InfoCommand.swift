@@ -14,7 +14,7 @@ struct InfoCommand: ParsableCommand {
     @Argument(help: "The MIDI file.")
     var file: String?
 
-    @Option(name: .customLong("soundfont"), help: ArgumentHelp("Describe a SoundFont 2 or 3 bank instead: name, version, samples and presets.", valueName: "FILE"))
+    @Option(name: .customLong("soundfont"), help: ArgumentHelp("Describe a SoundFont 2 or 3 bank or a DLS bank (or the one an RMI file carries) instead: name, version, samples and presets.", valueName: "FILE"))
     var soundFont: String?
 
     @Flag(help: "List the installed LV2 plugins: URI, kind (instrument, effect, other), whether Tactus can host each and why not, and name.")
@@ -175,11 +175,17 @@ func describeSoundFont(_ path: String, options: InputOptions) throws {
     var out = OutputBuffer()
     out.line("file:        \(path)")
     out.line("name:        \(bank.name)")
-    out.line("version:     \(info.version)\(info.soundEngine.map { ", for \($0)" } ?? "")")
+    if file.format == .dls {
+        out.line("version:     \(file.formatDescription)")
+    } else {
+        out.line("version:     \(info.version)\(info.soundEngine.map { ", for \($0)" } ?? "")")
+    }
     if let software = info.software { out.line("software:    \(software)") }
     if let copyright = info.copyright { out.line("copyright:   \(copyright)") }
     let megabytes = String(format: "%.1f", Double(file.sampleDataByteCount) / 1_048_576)
-    out.line("samples:     \(bank.samples.count) (\(megabytes) MB of sample data, \(file.is24Bit ? 24 : 16)-bit)")
+    // A DLS bank's regions may play one wave with different loops: count the waves.
+    let sampleCount = file.format == .dls ? Set(bank.samples.map(\.start)).count : bank.samples.count
+    out.line("samples:     \(sampleCount) (\(megabytes) MB of sample data, \(file.is24Bit ? 24 : 16)-bit)")
     if file.compressedSampleCount > 0 {
         let compressedMegabytes = String(format: "%.1f", Double(file.compressedByteCount) / 1_048_576)
         out.line("compressed:  \(file.compressedSampleCount) of \(bank.samples.count) samples Ogg Vorbis (\(compressedMegabytes) MB), decoded when a song uses them")

@@ -14,7 +14,7 @@ import SoundFont
 /// Options `tactus render` and `tactus play` share to choose what plays the tracks.
 struct InstrumentOptions: ParsableArguments {
     @Option(name: .customLong("soundfont"),
-            help: ArgumentHelp("Play with this SoundFont 2 or 3 bank (else $TACTUS_SOUNDFONT, else a bank at a standard path, else the built-in synthesizer).",
+            help: ArgumentHelp("Play with this SoundFont 2 or 3 or DLS bank (else the DLS bank an RMI song carries, else $TACTUS_SOUNDFONT, else a bank at a standard path, else the built-in synthesizer).",
                                valueName: "FILE"))
     var soundFont: String?
 
@@ -179,9 +179,9 @@ extension InstrumentOptions {
     /// `--tuning`. A bank asked for by name that is missing prints one line naming the paths
     /// tried and exits 66; an unreadable or invalid bank, patch or tuning file exits 66 or 65
     /// as `tactus info` does.
-    func choose(input: InputOptions) throws -> InstrumentChoice {
+    func choose(input: InputOptions, song: String? = nil) throws -> InstrumentChoice {
         let tuning = try loadTuning()
-        var choice = try chooseUntuned(input: input)
+        var choice = try chooseUntuned(input: input, song: song)
         guard let tuning, let files = tuningFiles, choice.plugin == nil else { return choice }
         choice.tuning = tuning
         switch choice.instrument {
@@ -213,7 +213,7 @@ extension InstrumentOptions {
         return .synthesizer(synth)
     }
 
-    private func chooseUntuned(input: InputOptions) throws -> InstrumentChoice {
+    private func chooseUntuned(input: InputOptions, song: String?) throws -> InstrumentChoice {
         if instrument == Self.builtInSpelling {
             return InstrumentChoice(instrument: .builtIn, description: "built-in synthesizer")
         }
@@ -231,6 +231,13 @@ extension InstrumentOptions {
                 printError(error.description)
                 throw ExitCode(error.isUnreadableInput ? ExitStatus.noInput : ExitStatus.dataError)
             }
+        }
+        if soundFont == nil, let song, DLSReader.hasEmbeddedBank(contentsOf: song) {
+            // The bank an RMI song carries is the one it was voiced for, as Windows plays it.
+            let file = try loadSoundFont(song, options: input)
+            return InstrumentChoice(instrument: .sampler(makeSampler(file.bank)),
+                                    description: "\(file.formatDescription) bank embedded in \(song) (RMI)",
+                                    bankPath: song, quietBank: input.quiet)
         }
         let choice: SoundFontDiscovery.Choice?
         do {
@@ -251,7 +258,7 @@ extension InstrumentOptions {
         }
         let file = try loadSoundFont(choice.path, options: bankOptions)
         return InstrumentChoice(instrument: .sampler(makeSampler(file.bank)),
-                                description: "SoundFont \(choice.path) (\(choice.origin))",
+                                description: "\(file.format == .dls ? file.formatDescription + " bank" : "SoundFont") \(choice.path) (\(choice.origin))",
                                 bankPath: choice.path, quietBank: bankOptions.quiet)
     }
 

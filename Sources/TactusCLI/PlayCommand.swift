@@ -124,7 +124,7 @@ struct PlayCommand: ParsableCommand {
         // The sequencer port first: without it there is nothing to wait for.
         let transportClient = try transportInput.connect(file: file)
 
-        let choice = try instrumentOptions.choose(input: input)
+        let choice = try instrumentOptions.choose(input: input, song: file)
         try choice.prepareSamples(for: sequence)
 
         let options = PlaybackSession.Options(gainDecibels: gain, tailSeconds: tail,

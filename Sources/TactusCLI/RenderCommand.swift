@@ -143,7 +143,7 @@ struct RenderCommand: ParsableCommand {
         }
         try dataset.check(output: output, inputs: [file, instrumentOptions.soundFont, instrumentOptions.instrument] + instrumentOptions.tuningInputs,
                           transport: plan, instrument: instrumentOptions)
-        settings.instrument = try instrumentOptions.choose(input: input)
+        settings.instrument = try instrumentOptions.choose(input: input, song: file)
         guard dataset.isUsed else {
             var report = OutputBuffer()
             try renderToFile(sequence, source: file, output: output, settings: settings, transport: plan, report: &report)

@@ -48,7 +48,7 @@ struct SoundFontCLITests {
         try Data("not a bank at all".utf8).write(to: text)
         let r3 = try CLI.run(["info", "--soundfont", text.path])
         #expect(r3.status == 65)
-        #expect(r3.stderr.hasPrefix("\(text.path): byte 0: not a SoundFont 2 bank"))
+        #expect(r3.stderr.hasPrefix("\(text.path): byte 0: not a SoundFont 2 or DLS bank"))
 
         let r4 = try CLI.run(["info", "--soundfont", dir.path])
         #expect(r4.status == 66)

@@ -51,7 +51,7 @@ hide_files() {
 hide_dir() { [ -d "$1" ] && mount -t tmpfs -o size=1m,mode=755 tmpfs "$1" || true; }
 
 lib=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-hide_files /usr/include smf.h jack sndfile.h vorbis fluidsynth fluidsynth.h
+hide_files /usr/include smf.h jack sndfile.h vorbis fluidsynth fluidsynth.h libinstpatch-2
 hide_files "$lib" 'libasound.so*' 'libsmf.so*' 'libjack.so*' 'libjackserver.so*' 'libvorbisfile.so*' 'libsndfile.so*' 'libfluidsynth.so*' 'liblilv-0.so*'
 hide_files "$lib/pkgconfig" alsa.pc smf.pc jack.pc sndfile.pc vorbisfile.pc fluidsynth.pc
 hide_files /usr/bin fluidsynth arecord aplay arecordmidi aplaymidi aconnect amidi jackd sf3convert flac oggdec oggenc sox pw-jack pipewire 'qemu-system-*' parallel lv2ls lv2info lv2apply

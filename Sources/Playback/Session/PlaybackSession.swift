@@ -172,7 +172,8 @@ public final class PlaybackSession: @unchecked Sendable {
         instrumentDescription = "the program's audio graph"
     }
 
-    /// A session for the Standard MIDI File at `path`.
+    /// A session for the Standard MIDI File at `path`. An RMI file carrying a DLS bank plays
+    /// with that bank when `options` leave the instrument automatic without naming a bank.
     /// - Throws: ``PlaybackSessionError/unreadableFile(path:reason:)`` when it is missing or
     ///   unreadable, ``PlaybackSessionError/invalidFile(path:reason:)`` when its content is
     ///   refused or it has no timing.
@@ -184,6 +185,11 @@ public final class PlaybackSession: @unchecked Sendable {
         } catch {
             if error.isUnreadableInput { throw .unreadableFile(path: path, reason: error.reasonText) }
             throw .invalidFile(path: path, reason: error.reasonText)
+        }
+        var options = options
+        if case .automatic(nil) = options.instrument, DLSReader.hasEmbeddedBank(contentsOf: path) {
+            // The bank the song was voiced for, as `tactus render` plays it.
+            options.instrument = .automatic(soundFont: path)
         }
         try self.init(file: file, name: path, options: options, observer: observer)
     }
