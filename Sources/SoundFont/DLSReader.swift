@@ -8,7 +8,8 @@
 /// ``SoundFontWarning`` (repaired) or a ``SoundFontError`` (refused), never a trap.
 ///
 /// ``SoundFontReader`` hands DLS forms here, so every place that opens a SoundFont opens a DLS
-/// bank as well.
+/// bank as well: open a bank file or an array with ``SoundFontReader``, which maps the file
+/// and names it in errors once for both formats.
 public enum DLSReader {
     /// True when `raw` starts with a RIFF `DLS ` form.
     public static func isDLS(_ raw: UnsafeRawBufferPointer) -> Bool {
@@ -69,38 +70,11 @@ public enum DLSReader {
         return try parser.parse()
     }
 
-    /// Reads and converts the DLS bank at `path` (a DLS file, or an RMI file carrying one).
-    public static func read(contentsOf path: String, options: SoundFontReadOptions = SoundFontReadOptions()) throws(SoundFontError) -> SoundFontFile {
-        let mapping: MappedFile
-        do {
-            mapping = try MappedFile(path: path, maximumSize: options.maximumFileSize)
-        } catch var error {
-            error.path = path
-            throw error
-        }
-        let fileName = path.split(separator: "/").last.map(String.init) ?? path
-        do {
-            return try read(mapping.bytes, name: fileName, options: options)
-        } catch var error {
-            error.path = path
-            throw error
-        }
-    }
-
     /// Reads and converts a DLS bank (or an RMI file carrying one) from bytes in memory; the
     /// samples are copied into the bank. `name` is the bank's name when it has no `INAM`.
     public static func read(_ raw: UnsafeRawBufferPointer, name: String = "DLS", options: SoundFontReadOptions = SoundFontReadOptions()) throws(SoundFontError) -> SoundFontFile {
         let dls = try collection(raw, options: options)
         return try DLSConverter.convert(dls, bytes: raw, defaultName: name, options: options)
-    }
-
-    /// Reads and converts a DLS bank (or an RMI file carrying one) from an array; the samples
-    /// are copied into the bank.
-    public static func read(_ bytes: [UInt8], name: String = "DLS", options: SoundFontReadOptions = SoundFontReadOptions()) throws(SoundFontError) -> SoundFontFile {
-        let result: Result<SoundFontFile, SoundFontError> = bytes.withUnsafeBytes { raw in
-            Result { () throws(SoundFontError) in try read(raw, name: name, options: options) }
-        }
-        return try result.get()
     }
 }
 
