@@ -236,18 +236,18 @@ public final class GMSynthesizer: ParameterizedNode {
             channels[c].rpnMSB = 127
             channels[c].rpnLSB = 127
         case MIDIController.dataEntryMSB:
-            if mpeDataEntryMSB(channel: c, value: value) {
+            if mpeDataEntry(channel: c, value: value, coarse: true) {
                 break
             } else if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
-                channels[c].bendRange = Float(value) + (channels[c].bendRange - channels[c].bendRange.rounded(.down))
+                channels[c].bendRange = MIDIController.bendRange(channels[c].bendRange, afterDataEntry: value, coarse: true)
             } else if channels[c].rpnMSB == 0 {
                 tuningDataEntry(channel: c, parameter: channels[c].rpnLSB, value: value)
             }
         case MIDIController.dataEntryLSB:
-            if mpe.isActive && mpeDataEntryLSB(channel: c, value: value) {
+            if mpe.isActive && mpeDataEntry(channel: c, value: value, coarse: false) {
                 break
             } else if channels[c].rpnMSB == 0 && channels[c].rpnLSB == 0 {
-                channels[c].bendRange = channels[c].bendRange.rounded(.down) + Float(min(value, 99)) / 100
+                channels[c].bendRange = MIDIController.bendRange(channels[c].bendRange, afterDataEntry: value, coarse: false)
             }
         case MIDIController.timbre: channels[c].timbre = value
         case MIDIController.allSoundOff:

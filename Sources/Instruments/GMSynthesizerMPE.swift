@@ -44,34 +44,25 @@ extension GMSynthesizer {
         }
     }
 
-    /// Handles data entry MSB when it means something in MPE: the configuration message
-    /// (RPN 6 on a manager channel) and the bend range (RPN 0) on a member channel, which the
-    /// specification applies to every member of the zone. Returns false to let the ordinary
-    /// handling run.
-    func mpeDataEntryMSB(channel c: Int, value: UInt8) -> Bool {
-        guard channels[c].rpnMSB == 0 else { return false }
-        if channels[c].rpnLSB == MPEZones.configurationRPN {
-            guard mpe.configure(managerChannel: c, memberCount: Int(value)) != nil else { return false }
-            if mpe.isManager(c) { channels[c].bendRange = MPEZones.managerBendRange }
-            forEachMember(of: c) { m in
-                channels[m].bendRange = MPEZones.memberBendRange
-                channels[m].program = channels[c].program
-                channels[m].bankMSB = channels[c].bankMSB
-            }
-            return true
-        }
-        guard channels[c].rpnLSB == 0, mpe.isMember(c) else { return false }
-        let range = Float(value) + (channels[c].bendRange - channels[c].bendRange.rounded(.down))
-        forEachMember(of: c) { channels[$0].bendRange = range }
-        return true
+    /// Data entry that MPE defines (see `MPEZones.dataEntry`), acted on for this synthesizer's
+    /// channels; false when it is not MPE's and the ordinary handling runs.
+    func mpeDataEntry(channel c: Int, value: UInt8, coarse: Bool) -> Bool {
+        let meaning = mpe.dataEntry(channel: c, rpnMSB: channels[c].rpnMSB, rpnLSB: channels[c].rpnLSB, value: value, coarse: coarse,
+                                    currentBendRange: channels[c].bendRange)
+        if case .zonesChanged(let changed) = meaning { zonesChanged(changed, manager: c) }
+        if case .memberBendRange(let range) = meaning { forEachMember(of: c) { channels[$0].bendRange = range } }
+        return meaning != .notMPE
     }
 
-    /// Data entry LSB of RPN 0 (the bend range's cents) on a member channel, zone-wide.
-    func mpeDataEntryLSB(channel c: Int, value: UInt8) -> Bool {
-        guard channels[c].rpnMSB == 0, channels[c].rpnLSB == 0, mpe.isMember(c) else { return false }
-        let range = channels[c].bendRange.rounded(.down) + Float(min(value, 99)) / 100
-        forEachMember(of: c) { channels[$0].bendRange = range }
-        return true
+    /// After a configuration message: the zone's members bend 48 semitones and its manager 2,
+    /// and the members take the manager's program.
+    func zonesChanged(_ changed: UInt16, manager m: Int) {
+        if mpe.isManager(m) { channels[m].bendRange = MPEZones.managerBendRange }
+        forEachMember(of: m) { c in
+            channels[c].bendRange = MPEZones.memberBendRange
+            channels[c].program = channels[m].program
+            channels[c].bankMSB = channels[m].bankMSB
+        }
     }
 
     /// A message on a manager channel speaks for its whole zone: program changes and

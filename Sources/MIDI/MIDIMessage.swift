@@ -247,4 +247,12 @@ public enum MIDIController {
     public static let resetAllControllers: UInt8 = 121
     /// All notes off (123): releases every note of the channel.
     public static let allNotesOff: UInt8 = 123
+
+    /// The pitch bend range (RPN 0) after data entry of `value`, in semitones with the cents
+    /// as the fraction: the MSB (`coarse`) sets the semitones and keeps the cents of `current`,
+    /// the LSB sets the cents (0...99) and keeps its semitones.
+    public static func bendRange(_ current: Float, afterDataEntry value: UInt8, coarse: Bool) -> Float {
+        let semitones = current.rounded(.down)
+        return coarse ? Float(value) + (current - semitones) : semitones + Float(min(value, 99)) / 100
+    }
 }

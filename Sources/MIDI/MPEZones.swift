@@ -91,6 +91,35 @@ public struct MPEZones: Sendable, Hashable {
         return before ^ (memberMask | Self.managerBits(lowerMemberCount, upperMemberCount))
     }
 
+    /// What a data entry message means in MPE.
+    public enum DataEntry: Sendable, Equatable {
+        /// Nothing MPE defines: the instrument's ordinary handling applies.
+        case notMPE
+        /// A configuration message changed the zones; bit n is set for each channel n whose
+        /// role changed.
+        case zonesChanged(UInt16)
+        /// A member channel set its zone's pitch bend range, in semitones (the cents as the
+        /// fraction), which the specification applies to every member of the zone.
+        case memberBendRange(Float)
+    }
+
+    /// Interprets data entry on `channel` while the registered parameter `rpnMSB`/`rpnLSB` is
+    /// selected: `coarse` for the MSB (controller 6), otherwise the LSB (controller 38).
+    ///
+    /// The MPE Configuration Message (RPN 6, MSB, on a manager channel) updates the zones.
+    /// RPN 0 on a member channel sets the zone's bend range: the MSB the semitones, keeping the
+    /// cents of `currentBendRange`, the LSB the cents (0...99), keeping its semitones.
+    public mutating func dataEntry(channel: Int, rpnMSB: UInt8, rpnLSB: UInt8, value: UInt8, coarse: Bool,
+                                   currentBendRange: Float) -> DataEntry {
+        guard rpnMSB == 0 else { return .notMPE }
+        if coarse && rpnLSB == Self.configurationRPN {
+            guard let changed = configure(managerChannel: channel, memberCount: Int(value)) else { return .notMPE }
+            return .zonesChanged(changed)
+        }
+        guard rpnLSB == 0, isMember(channel) else { return .notMPE }
+        return .memberBendRange(MIDIController.bendRange(currentBendRange, afterDataEntry: value, coarse: coarse))
+    }
+
     /// Removes both zones (a system reset).
     public mutating func reset() {
         self = MPEZones()

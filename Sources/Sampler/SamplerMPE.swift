@@ -13,29 +13,14 @@ extension SamplerNode {
     /// held to the sampler's 1500...13500 cents).
     static let timbreCentsPerStep: Float = 75
 
-    /// Handles data entry MSB when it means something in MPE: the configuration message
-    /// (RPN 6 on a manager channel) and the bend range (RPN 0) on a member channel, which the
-    /// specification applies to every member of the zone. Returns false to let the ordinary
-    /// handling run.
-    func mpeDataEntryMSB(channel c: Int, value: UInt8) -> Bool {
-        guard channels[c].rpnMSB == 0 else { return false }
-        if channels[c].rpnLSB == MPEZones.configurationRPN {
-            guard let changed = mpe.configure(managerChannel: c, memberCount: Int(value)) else { return false }
-            zonesChanged(changed, manager: c)
-            return true
-        }
-        guard channels[c].rpnLSB == 0, mpe.isMember(c) else { return false }
-        let range = Float(value) + (channels[c].bendRange - channels[c].bendRange.rounded(.down))
-        forEachMember(of: c) { channels[$0].bendRange = range }
-        return true
-    }
-
-    /// Data entry LSB of RPN 0 (the bend range's cents) on a member channel, zone-wide.
-    func mpeDataEntryLSB(channel c: Int, value: UInt8) -> Bool {
-        guard channels[c].rpnMSB == 0, channels[c].rpnLSB == 0, mpe.isMember(c) else { return false }
-        let range = channels[c].bendRange.rounded(.down) + Float(min(value, 99)) / 100
-        forEachMember(of: c) { channels[$0].bendRange = range }
-        return true
+    /// Data entry that MPE defines (see `MPEZones.dataEntry`): a new zone layout picks presets
+    /// again, a member's bend range reaches its zone; false to let the ordinary handling run.
+    func mpeDataEntry(channel c: Int, value: UInt8, coarse: Bool) -> Bool {
+        let meaning = mpe.dataEntry(channel: c, rpnMSB: channels[c].rpnMSB, rpnLSB: channels[c].rpnLSB, value: value, coarse: coarse,
+                                    currentBendRange: channels[c].bendRange)
+        if case .zonesChanged(let changed) = meaning { zonesChanged(changed, manager: c) }
+        if case .memberBendRange(let range) = meaning { forEachMember(of: c) { channels[$0].bendRange = range } }
+        return meaning != .notMPE
     }
 
     /// After a configuration message: the zone's members bend 48 semitones and its manager 2,

@@ -201,4 +201,19 @@ func magnitude(_ x: [Float], _ range: Range<Int>, hertz: Double, sampleRate: Dou
         _ = z.configure(managerChannel: 0, memberCount: 0)
         #expect(!z.isActive && !z.isMember(5))
     }
+
+    @Test("Data entry: RPN 6 on a manager configures, RPN 0 on a member sets the zone's range, anything else is not MPE's")
+    func dataEntryMeanings() {
+        var z = MPEZones()
+        #expect(z.dataEntry(channel: 1, rpnMSB: 0, rpnLSB: 0, value: 12, coarse: true, currentBendRange: 2) == .notMPE)
+        #expect(z.dataEntry(channel: 3, rpnMSB: 0, rpnLSB: 6, value: 4, coarse: true, currentBendRange: 2) == .notMPE)
+        // Manager 0 and members 1-4 change role.
+        #expect(z.dataEntry(channel: 0, rpnMSB: 0, rpnLSB: 6, value: 4, coarse: true, currentBendRange: 2) == .zonesChanged(0b1_1111))
+        #expect(z.dataEntry(channel: 2, rpnMSB: 0, rpnLSB: 0, value: 24, coarse: true, currentBendRange: 48.5) == .memberBendRange(24.5))
+        #expect(z.dataEntry(channel: 2, rpnMSB: 0, rpnLSB: 0, value: 150, coarse: false, currentBendRange: 24.5) == .memberBendRange(24 + Float(99) / 100))
+        // The configuration's LSB, an NRPN-like MSB and a manager's RPN 0 are the ordinary handling's.
+        #expect(z.dataEntry(channel: 0, rpnMSB: 0, rpnLSB: 6, value: 4, coarse: false, currentBendRange: 2) == .notMPE)
+        #expect(z.dataEntry(channel: 2, rpnMSB: 1, rpnLSB: 0, value: 4, coarse: true, currentBendRange: 2) == .notMPE)
+        #expect(z.dataEntry(channel: 0, rpnMSB: 0, rpnLSB: 0, value: 4, coarse: true, currentBendRange: 2) == .notMPE)
+    }
 }
