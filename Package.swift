@@ -122,18 +122,18 @@ let package = Package(
             path: "Benchmarks/SchedulerBenchmark"
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "AudioTestSupport"]),
-        .testTarget(name: "LV2Tests", dependencies: ["LV2", "CLilv", "AudioGraph", "MIDI", "Playback", "Sequencing", "TactusTestSupport"]),
+        .testTarget(name: "LV2Tests", dependencies: ["LV2", "CLilv", "AudioGraph", "MIDI", "Playback", "Sequencing", "TactusTestSupport", "AudioTestSupport"]),
         .testTarget(name: "ALSATests", dependencies: ["Locking", "ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph"]),
         .testTarget(name: "JACKTests", dependencies: ["Locking", "JACK", "Playback", "Recording", "Sequencing", "MIDIFile"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
-        .testTarget(name: "SoundFontTests", dependencies: ["SoundFont"]),
+        .testTarget(name: "SoundFontTests", dependencies: ["SoundFont", "AudioTestSupport"]),
         .testTarget(name: "SFZTests", dependencies: ["SFZ"]),
         .testTarget(
             name: "SFZPlaybackTests",
             dependencies: ["SFZPlayback", "SFZ", "Sampler", "SoundFont", "AudioGraph", "MIDI", "AudioTestSupport", "AudioFileOutput", "MallocCounter"]
         ),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile", "Sequencing", "MIDI"]),
-        .testTarget(name: "CLITests", dependencies: ["TactusCLI", "MIDIFile", "Sequencing", "MIDI", "SoundFont"]),
+        .testTarget(name: "CLITests", dependencies: ["TactusCLI", "MIDIFile", "Sequencing", "MIDI", "SoundFont", "AudioTestSupport"]),
         // The allocation counter; linked only into test executables (it interposes malloc).
         .target(name: "MallocCounter"),
         .target(name: "TactusTestSupport", dependencies: ["AudioGraph", "MIDI", "MallocCounter"]),
@@ -152,7 +152,8 @@ let package = Package(
         ),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["Playback", "AudioFileOutput", "Recording", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak", "ALSA"]
+            dependencies: ["Playback", "AudioFileOutput", "Recording", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak", "ALSA",
+                           "AudioTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

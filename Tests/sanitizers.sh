@@ -20,49 +20,54 @@ quiet() {
 for kind in "${kinds[@]}"; do
   case "$kind" in
     address)
-      # The JACK suite measures frames against a running server in real time: under
-      # AddressSanitizer's slowdown a client misses periods (seen: a MIDI event one period
-      # late), which says nothing about memory. It runs in the plain suite and under PipeWire.
-      # The batch and soak suites render the same library code the in-process suites cover,
-      # hundreds of times over (batches spawn a tactus process per run). The command-line suites
-      # that only drive library code through a spawned process (info, dump, edit, instruments,
-      # SoundFont, SFZ, tails, stems, lyrics, completion, signal masks) are left out too: that
-      # code runs in-process here in the library suites. What stays from the CLI is its own
-      # unsafe code: output destinations and descriptors, hostile arguments, the audio writers'
-      # and decoders' C calls, and plugin hosting. Every parser, the engine, the sampler, the
-      # recorders and the C libraries' wrappers run.
-      asan_skip="JACKTests|BatchRenderCLITests|SoakTests|CLITests\.CLITests|EditCLITests|InstrumentCLITests|LyricsCLITests"
-      asan_skip+="|SFZCLITests|SoundFontCLITests|TailCLITests|StemsCLITests|CompletionTests|SignalMaskTests"
-      # Batches again (reruns, folder search) and signals during a long preparation: process
-      # control around library code the library suites run in-process.
-      asan_skip+="|BatchRerunCLITests|BatchDiscoveryCLITests|SignalDuringPreparationCLITests"
+      # Every library suite, in-process: the parsers with their hostile inputs, the engine,
+      # the sampler, the recorders, the audio writers' and decoders' C calls (libsndfile,
+      # libvorbisfile, lilv's plugins) and the output destinations.
+      # Not the command line's suites (the CLITests target and the three command suites in
+      # PlaybackTests): they spawn a tactus process to drive that same library code, and the
+      # command line's own unsafe code is three calls (writing standard output, the terminal's
+      # termios and its key reads). Building the command line, its argument parser and the
+      # CLI tests under the sanitizer was about 150 s of this stage; the plain suite runs them.
+      # Not the real-time JACK suite: under AddressSanitizer's slowdown a client misses periods
+      # (seen: a MIDI event one period late), which says nothing about memory; it runs in the
+      # plain suite and under PipeWire. Not the soak: ten minutes of output rendering the code
+      # the player suites cover.
       # On an optimized build (with -enable-testing for the tests' @testable imports): the
       # sanitizer then slows optimized code instead of debug code. Measured when the suite had
       # 498 tests here: a 413 s build and a 115 s run, against 210 s and 726 s in debug.
       # Assertions (debug only) are checked by the plain suite.
-      # Built without the JACK driver and its suite, and without the benchmark programs
-      # (TACTUS_TEST_TARGETS, see Package.swift): every other test target.
+      # Built with only the test targets it runs (TACTUS_TEST_TARGETS, see Package.swift).
+      asan_skip="SoakTests|RenderCommandTests|PlayCommandTests|RecordCommandTests|theALSAFilePluginGetsExactlyTheSamplesOfTactusRender"
       asan_targets=$(swift package describe --type json | python3 -c '
 import json, sys
-print(",".join(t["name"] for t in json.load(sys.stdin)["targets"] if t["type"] == "test" and t["name"] != "JACKTests"))')
-      echo "== AddressSanitizer (optimized build): the library suites and the CLI's own unsafe code (not the real-time JACK tests, batches or soaks)"
+print(",".join(t["name"] for t in json.load(sys.stdin)["targets"] if t["type"] == "test" and t["name"] not in ("JACKTests", "CLITests")))')
+      echo "== AddressSanitizer (optimized build): the library suites, in-process (not the command line's, the real-time JACK tests or the soak)"
       if ! TACTUS_TEST_TARGETS=$asan_targets swift test -c release -Xswiftc -enable-testing --sanitize=address --scratch-path .build-asan --skip "$asan_skip" 2>&1 | quiet; then
         echo "sanitizers.sh: the suite failed under AddressSanitizer" >&2
         exit 1
       fi
       ;;
     thread)
-      # The suites where threads meet: the engine and player (render thread against control
-      # thread), sessions, recording, the MIDI port scheduler and the ALSA drivers. The
-      # command-line suites inside PlaybackTests spawn processes whose threads ThreadSanitizer
-      # does not follow from here, so they are left to the plain suite.
-      # Optimized too, as for AddressSanitizer, and built with only the three test targets the
-      # filter selects and what they depend on (TACTUS_TEST_TARGETS, see Package.swift).
-      # Measured on this tree, the same 174 tests: a 264 s build and a 90 s run, against about
-      # 240 s and 420 s for a debug build of the whole package.
-      echo "== ThreadSanitizer (optimized build): engine, player, session, recording and driver tests"
-      if ! TACTUS_TEST_TARGETS=PlaybackTests,ALSATests,SFZPlaybackTests TSAN_OPTIONS="halt_on_error=1" swift test -c release -Xswiftc -enable-testing --sanitize=thread --scratch-path .build-tsan --filter "PlaybackTests|ALSATests" \
-          --skip "RenderCommandTests|RecordCommandTests|PlayCommandTests|PlayerDeviceTests|RecordDeviceTests|MIDIPortDeviceTests" 2>&1 | quiet; then
+      # The suites where threads meet: the player's render thread against its control thread,
+      # sessions and their backends' threads, recording, the soak's three threads, the MIDI
+      # port scheduler and the ALSA drivers. The player suites that render offline on the test's
+      # own thread (sample accuracy, schedules, renders, peaks, the limiter, transport, rate,
+      # loops, stray note-offs, live edits, chases, tuning, MPE, the WAV writer, stems, journals,
+      # the transport and clock followers with simulated time) have no second thread for
+      # ThreadSanitizer to watch: the plain suite and AddressSanitizer run them. Nor do the SFZ
+      # playback suites, which the filter's "PlaybackTests" would otherwise match. The
+      # command-line suites spawn processes whose threads ThreadSanitizer does not follow from
+      # here, so they are left to the plain suite too.
+      # Optimized, as for AddressSanitizer, and built with only the two test targets it runs
+      # and what they depend on (TACTUS_TEST_TARGETS, see Package.swift).
+      tsan_skip="RenderCommandTests|RecordCommandTests|PlayCommandTests|OfflinePathTests|PlayerDeviceTests|RecordDeviceTests|MIDIPortDeviceTests"
+      tsan_skip+="|SampleAccuracyTests|ScheduleTests|\\.RenderTests|RenderPeakTests|LimiterInTheDefaultGraphTests|TransportTests|PlayRateTests"
+      tsan_skip+="|TrackLoopAndLiveEditTests|StrayNoteOffTests|LiveEditAtFastRateTests|MPEChaseTests|MPERecordEditTests|TuningChaseTests"
+      tsan_skip+="|SystemExclusiveChaseTests|SystemExclusiveDeliveryTests|WAVWriterTests|StemTests|MalformedCaptureTests|JournalSafetyTests"
+      tsan_skip+="|MIDITransportFollowerTests|MIDIClockFollowTests"
+      echo "== ThreadSanitizer (optimized build): engine, player, session, recording and driver tests where threads meet"
+      if ! TACTUS_TEST_TARGETS=PlaybackTests,ALSATests TSAN_OPTIONS="halt_on_error=1" swift test -c release -Xswiftc -enable-testing --sanitize=thread --scratch-path .build-tsan --filter "PlaybackTests|ALSATests" \
+          --skip "$tsan_skip" 2>&1 | quiet; then
         echo "sanitizers.sh: engine, player or driver tests failed under ThreadSanitizer" >&2
         exit 1
       fi

@@ -1,18 +1,12 @@
+import AudioTestSupport
 import Foundation
 import Testing
 
 /// Output formats and destinations of `tactus render`: FLAC, Ogg, pipes, FIFOs and devices.
 @Suite("tactus render: formats and outputs that are not files")
 struct AudioOutputCLITests {
-    static func tool(_ name: String) -> String? {
-        ["/usr/bin/", "/bin/", "/usr/local/bin/"].map { $0 + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    static var hasSndFile: Bool {
-        guard let handle = dlopen("libsndfile.so.1", RTLD_LAZY) else { return false }
-        dlclose(handle)
-        return true
-    }
+    static func tool(_ name: String) -> String? { ExternalTools.path(name) }
+    static let hasSndFile = ExternalTools.libraryLoads("libsndfile.so.1")
 
     /// The sample bytes of a WAV file: the data chunk, to its declared size or, for a
     /// streaming header (0xFFFFFFFF), to the end.

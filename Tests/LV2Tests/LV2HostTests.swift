@@ -1,3 +1,4 @@
+import enum AudioTestSupport.ExternalTools
 import AudioGraph
 import CLilv
 import Foundation
@@ -55,8 +56,7 @@ import TactusTestSupport
 
 /// eg-sampler loads its samples with libsndfile, which lilv cannot load it without.
 let hasEgSampler: Bool = {
-    guard let handle = dlopen("libsndfile.so.1", RTLD_LAZY) else { return false }
-    dlclose(handle)
+    guard ExternalTools.libraryLoads("libsndfile.so.1") else { return false }
     return (try? LV2Catalogue())?.plugins.contains { $0.uri == "http://lv2plug.in/plugins/eg-sampler" } ?? false
 }()
 

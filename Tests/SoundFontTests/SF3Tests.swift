@@ -1,3 +1,4 @@
+import AudioTestSupport
 import Foundation
 import SoundFont
 import Testing
@@ -9,16 +10,7 @@ let vorbisToolsAvailable = FileManager.default.isExecutableFile(atPath: "/usr/bi
 
 /// Runs a tool and waits for it.
 @discardableResult
-func runTool(_ path: String, _ arguments: [String]) throws -> Int32 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    return process.terminationStatus
-}
+func runTool(_ path: String, _ arguments: [String]) throws -> Int32 { try ExternalTools.run(path, arguments) }
 
 /// Encodes 16-bit mono points with oggenc; returns the stream and oggdec's decoding of it
 /// (oggdec writes what libvorbisfile's ov_read gives).
