@@ -41,12 +41,28 @@ mkdir -p "$OUT"
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$OUT"' EXIT
 python3 "$HERE/make_tests.py" "$OUT" >/dev/null || exit 2
 
-# NAME -> SFZ file (ours in OUT, sfizz's own in their folder); songs are OUT/NAME.mid
+# sfizz's own test files, copied beside the wrappers below (their samples are found from the
+# folder of the file loaded)
+[ -d "$SFIZZ_TESTFILES" ] || { echo "$SFIZZ_TESTFILES: missing (sfizz's test files)" >&2; exit 2; }
+cp -r "$SFIZZ_TESTFILES" "$OUT/sfizz-testfiles"
+# NAME -> SFZ file (ours in OUT, sfizz's own in OUT/sfizz-testfiles); songs are OUT/NAME.mid
 declare -A SFZ=(
   [envelope]=$OUT/envelope.sfz [loops]=$OUT/loops.sfz [chokes]=$OUT/chokes.sfz
   [keyswitch]=$OUT/keyswitch.sfz [filters]=$OUT/filters.sfz [pan]=$OUT/pan.sfz
-  [sfizz-looped_regions]=$SFIZZ_TESTFILES/looped_regions.sfz [sfizz-off_by]=$SFIZZ_TESTFILES/off_by.sfz
+  [sfizz-looped_regions]=$OUT/sfizz-testfiles/looped_regions.sfz [sfizz-off_by]=$OUT/sfizz-testfiles/off_by.sfz
 )
+# Both engines play a wrapper, NAME.run.sfz beside the instrument: `<control>
+# hint_ram_based=1` and an #include of the instrument. Without it sfizz_render streams each
+# sample past its first 8192 frames from a background thread, and its freewheeling wait
+# misses a load not yet dispatched when the block starts: on a busy machine a note then
+# stops after 8192 frames (seen on the first note of a render). Tactus reads the opcode and
+# warns that it does not play it (it loads whole samples anyway).
+wrap() {  # SFZ -> prints the wrapper's path
+  local dir=$(dirname "$1") base=$(basename "$1" .sfz)
+  printf '// sfz_vs_sfizz.sh: whole samples in memory for sfizz_render\n<control> hint_ram_based=1\n#include "%s"\n' \
+    "$base.sfz" > "$dir/$base.run.sfz"
+  echo "$dir/$base.run.sfz"
+}
 ORDER="envelope loops chokes keyswitch filters pan sfizz-looped_regions sfizz-off_by"
 NAMES=${*:-$ORDER}
 
@@ -55,18 +71,19 @@ for name in $NAMES; do
   sfz=${SFZ[$name]:-}
   [ -n "$sfz" ] || { echo "$name: no such test (one of: $ORDER)" >&2; exit 2; }
   [ -f "$sfz" ] || { echo "$sfz: missing" >&2; exit 2; }
+  run=$(wrap "$sfz")
   mid=$OUT/$name.mid
   a=$OUT/$name.sfizz.wav; b=$OUT/$name.tactus.wav
   echo "== $name: $sfz"
-  if ! "$SFIZZ_RENDER" --sfz "$sfz" --midi "$mid" --wav "$a" --samplerate 48000 --use-eot \
+  if ! "$SFIZZ_RENDER" --sfz "$run" --midi "$mid" --wav "$a" --samplerate 48000 --use-eot \
        --blocksize "${SFIZZ_BLOCKSIZE:-1024}" --quality "${SFIZZ_QUALITY:-2}" --polyphony 256 >"$OUT/$name.sfizz.log" 2>&1; then
     echo "   sfizz_render failed: $(tail -1 "$OUT/$name.sfizz.log")"; rows+=("$name|sfizz failed"); continue
   fi
-  if ! "$TACTUS" render "$mid" --instrument "$sfz" -o "$b" --sample-rate 48000 --format f32 --tail 0 \
+  if ! "$TACTUS" render "$mid" --instrument "$run" -o "$b" --sample-rate 48000 --format f32 --tail 0 \
        >"$OUT/$name.tactus.log" 2>&1; then
     echo "   tactus render failed: $(tail -1 "$OUT/$name.tactus.log")"; rows+=("$name|tactus failed"); continue
   fi
-  grep -i "warn" "$OUT/$name.tactus.log" | sed 's/^/   tactus: /'
+  grep -i "warn" "$OUT/$name.tactus.log" | grep -v hint_ram_based | sed 's/^/   tactus: /'
   cmp=$(python3 "$COMPARE" "$a" "$b")
   echo "   compare_audio.py: $cmp"
   python3 "$HERE/analyse.py" "$a" "$b" "$OUT/$name.notes.json" --onsets "$ONSETS" --json > "$OUT/$name.analysis.json" || exit 2
@@ -91,6 +108,6 @@ for r in "${rows[@]}"; do
   IFS='|' read -r n v p m x j g w wn bl bn <<<"$r"
   printf '%-21s %-9s %-7s %-8s %-7s %-6s %-7s %-8s %-30s %-7s %s\n' "$n" "$v" "${p:--}" "${m:--}" "${x:--}" "${j:--}" "${g:--}" "${w:--}" "${wn:0:30}" "${bl:--}" "${bn:-}"
 done
-echo "(A = sfizz_render $(cat "$(dirname "$SFIZZ_RENDER")/../BUILD-INFO.txt" 2>/dev/null | head -1 | cut -d' ' -f2 | cut -c1-12), B = tactus $(git -C "$ROOT" rev-parse --short HEAD); 48 kHz; onsets in frames (B - A); gain = median per-note level B - A, dB; worst = the worst note's deviation from it; bal = worst L/R balance difference B - A)"
+echo "(A = sfizz_render $(cat "$(dirname "$SFIZZ_RENDER")/../BUILD-INFO.txt" 2>/dev/null | head -1 | cut -d' ' -f2 | cut -c1-12), B = tactus built from $(git -C "$ROOT" log -1 --format=%h -- Sources Package.swift) (last commit touching Sources/); 48 kHz; onsets in frames (B - A); gain = median per-note level B - A, dB; worst = the worst note's deviation from it; bal = worst L/R balance difference B - A)"
 [ "${KEEP:-0}" = 1 ] && echo "renders kept in $OUT"
 exit 0

@@ -5,8 +5,9 @@
 
 Copies every *.sfz of this folder into OUTDIR, writes the samples they name into
 OUTDIR/samples/ and, for each instrument NAME.sfz, writes OUTDIR/NAME.mid (the song) and
-OUTDIR/NAME.notes.json (every note: start and end in seconds, key, velocity, label, and
-whether it is expected to sound). Everything is made at 48 kHz, deterministic (fixed seeds),
+OUTDIR/NAME.notes.json (every note: start and end in seconds, key, velocity, label, whether
+it is expected to sound, and whether it starts at full level so that its onset times the
+note start). Everything is made at 48 kHz, deterministic (fixed seeds),
 so the same files come out on every machine. Needs numpy and mido.
 
 The samples (48 kHz, 16-bit PCM):
@@ -86,11 +87,13 @@ class Song:
         self.events = []          # (seconds, order, message)
         self.notes = []
 
-    def note(self, t, dur, key, vel=100, label="", sounds=True):
+    def note(self, t, dur, key, vel=100, label="", sounds=True, timing=True):
+        """timing=False: the note fades in (attack, delay), so where its onset crosses a
+        threshold says more about the attack's shape than about when the note started."""
         self.events.append((t, 1, mido.Message("note_on", note=key, velocity=vel)))
         self.events.append((t + dur, 0, mido.Message("note_off", note=key, velocity=0)))
         self.notes.append({"start": t, "end": t + dur, "key": key, "vel": vel,
-                           "label": label, "sounds": sounds})
+                           "label": label, "sounds": sounds, "timing": timing})
 
     def cc(self, t, num, val):
         self.events.append((t, 0, mido.Message("control_change", control=num, value=val)))
@@ -105,7 +108,11 @@ class Song:
             tick = int(round(t / tick_s))
             track.append(msg.copy(time=tick - last))
             last = tick
-        track.append(mido.MetaMessage("end_of_track", time=int(round(end / tick_s)) - last))
+        # a controller nothing reads (CC 3, undefined) at the end: sfizz_render --use-eot stops
+        # at the last event, not at the End of Track's time, and tactus --tail 0 stops there
+        track.append(mido.Message("control_change", control=3, value=0,
+                                  time=int(round(end / tick_s)) - last))
+        track.append(mido.MetaMessage("end_of_track", time=0))
         mf = mido.MidiFile(type=0, ticks_per_beat=TPQ)
         mf.tracks.append(track)
         mf.save(mid_path)
@@ -126,9 +133,9 @@ def song_envelope():
     for key, label in [(60, "gate rel 50ms"), (62, "att .1 hold .05 dec .3 sus 40 rel .3"),
                        (64, "att .5 rel 1"), (65, "delay .1 att .01 dec 1 sus 0"),
                        (67, "start 20 att .2 sus 100 rel .2"), (69, "vel2attack/vel2release")]:
-        s.note(t, 0.8, key, 100, label)
+        s.note(t, 0.8, key, 100, label, timing=key == 60)
         t += 2.0
-    s.note(t, 0.8, 69, 30, "vel2attack/vel2release, vel 30")
+    s.note(t, 0.8, 69, 30, "vel2attack/vel2release, vel 30", timing=False)
     t += 2.0
     # note starts: the click at frames that are not on a 64- or 1024-frame grid, several
     # velocities (amp_veltrack default: (vel/127)^2)
