@@ -3,9 +3,9 @@
 # Benchmarks/sfz-vs-sfizz/ (one per opcode family: envelope, loops, chokes, keyswitch,
 # filters, pan; samples and songs made at run time by make_tests.py) and two of sfizz's own
 # test files (shared/sfz/sfizz-testfiles) is rendered by sfizz_render and by
-# `tactus render --instrument X.sfz`, both at 48 kHz and both ending at the song's End of
-# Track (sfizz_render --use-eot, tactus --tail 0; the songs leave 2.5 s after the last
-# note-off), and for each pair prints:
+# `tactus render --instrument X.sfz` (both through the same wrapper NAME.run.sfz, below), both
+# at 48 kHz and both ending at the song's last event, an unused CC 3 2.5 s after the last
+# note-off (sfizz_render --use-eot, tactus --tail 0), and for each pair prints:
 #   - compare_audio.py's verdict (sfizz = A, the reference; Tactus = B) and its metrics;
 #   - analyse.py: note onsets of both (onsets.py, click mode) paired with each note's start,
 #     B - A in frames (mean, largest, jitter around the median); per-note levels over each
