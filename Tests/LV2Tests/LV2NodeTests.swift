@@ -90,11 +90,14 @@ func blockRender(_ uri: String, _ sequence: MusicSequence, frames: Int, sizes: [
     return out
 }
 
+/// Not mda EPiano: its constructor cross-fades the loop ends of its static wave table in
+/// place, so every instance made in the process changes what the next one plays (two renders
+/// of one song differ once a note reaches a loop), and instances made on two threads race.
 @Suite(.enabled(if: hasMDAPlugins, "\(needsPlugins)"))
 struct LV2InstrumentTests {
     /// Each note's onset is where the render with it first differs from the render without
     /// it (the song cut before it): that frame must be the note's frame from the tempo map.
-    @Test(arguments: ["Piano", "EPiano", "DX10"])
+    @Test(arguments: ["Piano", "DX10"])
     func everyNoteStartsAtItsExactFrame(plugin: String) throws {
         let frames = tempoSong().1
         var previous: [Float]? = nil
@@ -110,7 +113,7 @@ struct LV2InstrumentTests {
         }
     }
 
-    @Test(arguments: ["Piano", "EPiano", "DX10", "JX10"])
+    @Test(arguments: ["Piano", "DX10", "JX10"])
     func theRenderDoesNotDependOnTheBlockSize(plugin: String) throws {
         let (sequence, _) = tempoSong()
         let frames = 200_000
