@@ -183,12 +183,14 @@ extension SamplerNode {
     }
 
     /// Stops the channel's voices whose region names `group` in its `offBy`, except those this
-    /// note starts.
-    func stopVoices(offBy group: Int, channel c: Int, rules: CompiledRegionRules) {
+    /// note starts and, in a group that chokes itself, those of the same key (as sfizz: a
+    /// repeated note does not choke its own earlier strokes).
+    func stopVoices(offBy group: Int, channel c: Int, key: UInt8, rules: CompiledRegionRules) {
         forEachActive { i in
             let v = voices + i
             guard v.pointee.state == .playing, Int(v.pointee.channel) == c, v.pointee.noteID != noteSerial else { return }
-            guard rules.stoppedBy(group, region: v.pointee.region) else { return }
+            guard rules.stoppedBy(group, region: v.pointee.region),
+                  rules.group(Int(v.pointee.region)) != group || v.pointee.noteKey != key else { return }
             stopVoice(i, asRegion: Int(v.pointee.region), rules: rules)
         }
     }
@@ -210,7 +212,7 @@ extension SamplerNode {
                 guard rules.allows(r, event: event, channel: c, otherKeysDown: otherKeysDown, draw: draw,
                                    controllerValues: controllers + c * 128) else { continue }
                 let group = rules.group(r)
-                if group != 0 { stopVoices(offBy: group, channel: c, rules: rules) }
+                if group != 0 { stopVoices(offBy: group, channel: c, key: key, rules: rules) }
                 if !rules.rules[r].paired {
                     if rules.rules[r].notePolyphony > 0 {
                         limitVoices(to: Int(rules.rules[r].notePolyphony), group: group, region: -1, key: Int(key), rules: rules)
@@ -343,11 +345,15 @@ extension SamplerNode {
     }
 
     func noteOn(channel c: Int, key: UInt8, velocity: UInt8) {
-        // A key struck again releases what it still sounds, pedals permitting (as FluidSynth).
-        forEachActive { i in
-            if voices[i].state == .playing, Int(voices[i].channel) == c, voices[i].noteKey == key,
-               !voices[i].released, !voices[i].sustained, !(regionRules?.ignoresNoteOff(voices[i].region) ?? false) {
-                noteOffVoice(i)
+        // A key struck again releases what it still sounds, pedals permitting, in a SoundFont
+        // (as FluidSynth). An SFZ instrument (one with region rules) lets the earlier voices
+        // ring on, as sfizz does: its note_polyphony and polyphony opcodes are what limit them.
+        if regionRules == nil {
+            forEachActive { i in
+                if voices[i].state == .playing, Int(voices[i].channel) == c, voices[i].noteKey == key,
+                   !voices[i].released, !voices[i].sustained {
+                    noteOffVoice(i)
+                }
             }
         }
         let others = regionRules?.keyPressed(channel: c, key: key, velocity: velocity, frame: position) ?? 0

@@ -212,6 +212,23 @@ struct SFZRegionRuleTests {
         #expect(decibels(peak(layered, 10_200..<20_000) / peak(alone, 10_200..<20_000)) > 3)
     }
 
+    @Test("A key struck again keeps its earlier voices, as sfizz: note_polyphony caps them, and a group that chokes itself spares the same key")
+    func restrikesLayerAsInSfizz() throws {
+        let f = try fixtures()
+        // Strikes 5,000 frames apart on a 100-frame loop start in phase: N voices peak N times one.
+        func strikes(_ opcodes: String, keys: [UInt8] = [60, 60, 60]) throws -> [Float] {
+            try rig(f, "<region> sample=a.wav lokey=0 hikey=127 pitch_keytrack=0 loop_mode=loop_continuous loop_start=0 loop_end=99 \(opcodes)\n")
+                .render(frames: 20_000, notes: keys.enumerated().map { (at: $0.offset * 5_000, key: $0.element, velocity: 100, off: nil) }).left
+        }
+        let one = peak(try strikes("", keys: [60]), 15_000..<20_000)
+        #expect(one > 0.01)
+        func voices(_ out: [Float]) -> Double { Double(peak(out, 15_000..<20_000) / one) }
+        #expect(abs(voices(try strikes("")) - 3) < 0.01, "three strikes of one key: three voices")
+        #expect(abs(voices(try strikes("note_polyphony=2")) - 2) < 0.01, "note_polyphony=2: two")
+        #expect(abs(voices(try strikes("group=3 off_by=3")) - 3) < 0.01, "a self-choking group spares its own key")
+        #expect(abs(voices(try strikes("group=3 off_by=3", keys: [60, 62, 64])) - 1) < 0.01, "but chokes its other keys")
+    }
+
     @Test("lochan/hichan and loccN/hiccN gate the region on the channel and the controller's value")
     func channelsAndControllers() throws {
         let f = try fixtures()
