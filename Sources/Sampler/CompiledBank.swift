@@ -113,9 +113,23 @@ final class CompiledBank: @unchecked Sendable {
         }
         let lookupSize = Self.lookupBanks * 128
         lookup = .allocate(capacity: lookupSize)
-        for b in 0..<Self.lookupBanks {
-            for program in 0..<128 {
-                lookup[b * 128 + program] = Int32(Self.fallbackPreset(bank, bank: b, program: program) ?? -1)
+        // ``fallbackPreset(_:bank:program:)`` for every bank and program, from one pass over
+        // the presets instead of up to three dictionary look-ups an entry (16,512 entries):
+        // first the exact presets, keyed as ``SoundFontBank/presetPosition(bank:program:)``
+        // keys them (`bank << 7 | program`, the first in file order winning), then the
+        // fallbacks from those.
+        lookup.initialize(repeating: -1, count: lookupSize)
+        for (i, preset) in bank.presets.enumerated() {
+            let key = preset.bank << 7 | preset.program
+            if key >= 0 && key < lookupSize && lookup[key] < 0 { lookup[key] = Int32(i) }
+        }
+        let last = bank.presets.isEmpty ? Int32(-1) : 0
+        let standardKit = lookup[128 << 7]
+        // Bank 0 last: the other banks fall back to its exact presets.
+        for b in (0..<Self.lookupBanks).reversed() {
+            for program in 0..<128 where lookup[b * 128 + program] < 0 {
+                let fallback = b == 128 ? standardKit : lookup[program]
+                lookup[b * 128 + program] = fallback >= 0 ? fallback : last
             }
         }
         sampleCount = bank.samples.count
