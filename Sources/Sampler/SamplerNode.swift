@@ -92,6 +92,9 @@ public final class SamplerNode: ParameterizedNode {
     let voices: UnsafeMutablePointer<SamplerVoice>
     let activeList: UnsafeMutablePointer<Int32>
     var activeCount = 0
+    /// One past the highest slot taken since the pool was last reset: the slots from here on
+    /// still hold a fresh `SamplerVoice()`, so a reset rewrites only the ones below.
+    var slotsTouched = 0
     let freeList: UnsafeMutablePointer<Int32>
     /// Scratch for the lowest overflow slot no sounding voice holds (one per slot).
     let overflowSlotTaken: UnsafeMutablePointer<Bool>
@@ -285,7 +288,11 @@ public final class SamplerNode: ParameterizedNode {
     }
 
     func resetState() {
-        for i in 0..<poolSize { voices[i] = SamplerVoice() }
+        // Every write to a voice goes through a slot `takeSlot` handed out, and the free list
+        // starts lowest slot first: the slots past `slotsTouched` are untouched since the last
+        // reset (or since `init` initialized them).
+        voices.update(repeating: SamplerVoice(), count: slotsTouched)
+        slotsTouched = 0
         activeCount = 0
         freeCount = poolSize
         // Lowest slots first, so the pool is used in a fixed order.
