@@ -34,3 +34,20 @@ import Testing
         expectLookupMatchesFallback([])
     }
 }
+
+/// A sampler made with a smaller voice pool takes voice limits up to its ceiling.
+@Suite struct VoiceLimitCeilingTests {
+    @Test func theVoiceLimitParameterEndsAtTheCeiling() {
+        let bank = makeBank(samples: [.constant(1_000)], presets: [(0, 0, [TestRegion()])])
+        let full = SamplerNode(bank: bank)
+        #expect(full.voiceLimitCeiling == SamplerNode.maximumVoiceLimit)
+        #expect(full.parameters[SamplerNode.Parameter.voiceLimit] == Float(SamplerNode.defaultVoiceLimit))
+        let small = SamplerNode(bank: bank, maximumVoiceLimit: 16)
+        #expect(small.voiceLimitCeiling == 16)
+        #expect(small.poolSize == 16 + SamplerNode.fadeReserve)
+        #expect(small.parameters[SamplerNode.Parameter.voiceLimit] == 16)
+        small.setParameter(SamplerNode.Parameter.voiceLimit, value: 100)
+        #expect(small.parameters[SamplerNode.Parameter.voiceLimit] == 16)
+        #expect(SamplerNode(bank: bank, maximumVoiceLimit: 100_000).voiceLimitCeiling == SamplerNode.maximumVoiceLimit)
+    }
+}
