@@ -113,10 +113,33 @@ final class CompiledBank: @unchecked Sendable {
         }
         let lookupSize = Self.lookupBanks * 128
         lookup = .allocate(capacity: lookupSize)
-        for b in 0..<Self.lookupBanks {
-            for program in 0..<128 {
-                lookup[b * 128 + program] = Int32(Self.fallbackPreset(bank, bank: b, program: program) ?? -1)
+        // ``fallbackPreset(_:bank:program:)`` for every bank and program, from one pass over
+        // the presets instead of up to three dictionary look-ups an entry (16,512 entries):
+        // first the exact presets, keyed as ``SoundFontBank/presetPosition(bank:program:)``
+        // keys them (`bank << 7 | program`, the first in file order winning), then the
+        // fallbacks from those.
+        lookup.initialize(repeating: -1, count: lookupSize)
+        var bankHasPresets = [Bool](repeating: false, count: Self.lookupBanks)
+        for (i, preset) in bank.presets.enumerated() {
+            let key = preset.bank << 7 | preset.program
+            if key >= 0 && key < lookupSize && lookup[key] < 0 {
+                lookup[key] = Int32(i)
+                bankHasPresets[key >> 7] = true
             }
+        }
+        let last = bank.presets.isEmpty ? Int32(-1) : 0
+        let standardKit = lookup[128 << 7] >= 0 ? lookup[128 << 7] : last
+        // What a melodic bank without the program plays: bank 0's program, else the first.
+        var melodic = [Int32](repeating: last, count: 128)
+        for program in 0..<128 where lookup[program] >= 0 { melodic[program] = lookup[program] }
+        for b in 0..<Self.lookupBanks {
+            let row = lookup + b * 128
+            if !bankHasPresets[b] {
+                // No exact preset in the bank: the whole row is the fallback.
+                if b == 128 { row.update(repeating: standardKit, count: 128) } else { row.update(from: melodic, count: 128) }
+                continue
+            }
+            for program in 0..<128 where row[program] < 0 { row[program] = b == 128 ? standardKit : melodic[program] }
         }
         sampleCount = bank.samples.count
         samples = .allocate(capacity: max(1, sampleCount))

@@ -36,8 +36,10 @@ public final class SamplerNode: ParameterizedNode {
     /// Frames between control updates, on a grid aligned to absolute frame 0; the same step
     /// as FluidSynth's envelopes and LFOs.
     public static let controlInterval = 64
-    /// The largest voice limit.
+    /// The largest voice limit a sampler can be made with (``init(bank:regionRules:maximumVoiceLimit:)``).
     public static let maximumVoiceLimit = 4096
+    /// The default voice limit (FluidSynth's polyphony).
+    public static let defaultVoiceLimit = 256
     /// Slots beyond the limit, where stolen voices fade out.
     static let fadeReserve = 64
     /// FluidSynth's default synth.gain, and the scale of 16-bit sample words.
@@ -47,13 +49,10 @@ public final class SamplerNode: ParameterizedNode {
 
     public let name = "Sampler"
     public let inputBusCount = 0
-    public let parameters = NodeParameters([
-        AudioParameterInfo(id: Parameter.volume, name: "Volume", range: -60...12, unit: .decibels, defaultValue: 0),
-        AudioParameterInfo(id: Parameter.voiceLimit, name: "Voice limit", range: 1...Float(maximumVoiceLimit), unit: .indexed,
-                           defaultValue: 256),
-        AudioParameterInfo(id: Parameter.reverbLevel, name: "Reverb level", range: 0...1, unit: .fraction, defaultValue: 0.9),
-        AudioParameterInfo(id: Parameter.chorusLevel, name: "Chorus level", range: 0...10, unit: .generic, defaultValue: 2),
-    ])
+    public let parameters: NodeParameters
+    /// The largest value of the voice-limit parameter this sampler takes; its voice pool holds
+    /// that many voices and the fade reserve.
+    public let voiceLimitCeiling: Int
 
     /// The bank the sampler plays.
     public let bank: SoundFontBank
@@ -88,10 +87,13 @@ public final class SamplerNode: ParameterizedNode {
         var serial: UInt32 = 1
     }
 
-    let poolSize = maximumVoiceLimit + fadeReserve
+    let poolSize: Int
     let voices: UnsafeMutablePointer<SamplerVoice>
     let activeList: UnsafeMutablePointer<Int32>
     var activeCount = 0
+    /// One past the highest slot taken since the pool was last reset: the slots from here on
+    /// still hold a fresh `SamplerVoice()`, so a reset rewrites only the ones below.
+    var slotsTouched = 0
     let freeList: UnsafeMutablePointer<Int32>
     /// Scratch for the lowest overflow slot no sounding voice holds (one per slot).
     let overflowSlotTaken: UnsafeMutablePointer<Bool>
@@ -160,7 +162,25 @@ public final class SamplerNode: ParameterizedNode {
     /// allocating the voice pool happen here, on the caller's thread. `regionRules`, when not
     /// empty, gives one ``SamplerRegionRule`` per region of the bank's presets in order (a
     /// region beyond the list plays on note-on as in SoundFont).
-    public init(bank: SoundFontBank, regionRules: [SamplerRegionRule] = []) {
+    ///
+    /// `maximumVoiceLimit` (1 to ``maximumVoiceLimit``) is the largest voice limit the
+    /// ``Parameter/voiceLimit`` parameter accepts, and sizes the voice pool, which is allocated
+    /// and written here in full: the default pool of 4,096 voices and the fade reserve takes
+    /// about 2 MB. A smaller one suits a sampler that never raises its limit past it; such a
+    /// sampler renders the same as the default one as long as no more voices fade out at once
+    /// than its pool has room for beside the sounding ones (stolen voices fade in the slots
+    /// beyond the limit; with none free, the fading voice closest to silence is cut).
+    public init(bank: SoundFontBank, regionRules: [SamplerRegionRule] = [], maximumVoiceLimit: Int = SamplerNode.maximumVoiceLimit) {
+        let ceiling = min(max(maximumVoiceLimit, 1), Self.maximumVoiceLimit)
+        voiceLimitCeiling = ceiling
+        poolSize = ceiling + Self.fadeReserve
+        parameters = NodeParameters([
+            AudioParameterInfo(id: Parameter.volume, name: "Volume", range: -60...12, unit: .decibels, defaultValue: 0),
+            AudioParameterInfo(id: Parameter.voiceLimit, name: "Voice limit", range: 1...Float(ceiling), unit: .indexed,
+                               defaultValue: Float(min(Self.defaultVoiceLimit, ceiling))),
+            AudioParameterInfo(id: Parameter.reverbLevel, name: "Reverb level", range: 0...1, unit: .fraction, defaultValue: 0.9),
+            AudioParameterInfo(id: Parameter.chorusLevel, name: "Chorus level", range: 0...10, unit: .generic, defaultValue: 2),
+        ])
         self.bank = bank
         compiled = CompiledBank(bank)
         self.regionRules = regionRules.isEmpty ? nil : CompiledRegionRules(regionRules)
@@ -285,7 +305,11 @@ public final class SamplerNode: ParameterizedNode {
     }
 
     func resetState() {
-        for i in 0..<poolSize { voices[i] = SamplerVoice() }
+        // Every write to a voice goes through a slot `takeSlot` handed out, and the free list
+        // starts lowest slot first: the slots past `slotsTouched` are untouched since the last
+        // reset (or since `init` initialized them).
+        voices.update(repeating: SamplerVoice(), count: slotsTouched)
+        slotsTouched = 0
         activeCount = 0
         freeCount = poolSize
         // Lowest slots first, so the pool is used in a fixed order.

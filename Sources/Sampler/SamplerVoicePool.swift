@@ -22,6 +22,7 @@ extension SamplerNode {
         }
         freeCount -= 1
         let i = Int(freeList[freeCount])
+        if i >= slotsTouched { slotsTouched = i + 1 }
         activeList[activeCount] = Int32(i)
         activeCount += 1
         return i

@@ -23,12 +23,12 @@ private func fnv1a(_ samples: [Float]) -> UInt64 {
     /// change.
     static let goldenHash: UInt64 = 3_866_414_131_977_879_689
 
-    func render(_ bank: SoundFontBank, blockSize: Int) throws -> [Float] {
+    func render(_ bank: SoundFontBank, blockSize: Int, maximumVoiceLimit: Int = SamplerNode.maximumVoiceLimit) throws -> [Float] {
         let song = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Songs/little-waltz.mid").path
         let sequence = try SMFReader.read(contentsOf: song).makeSequence()
         let player = try Player.makeDefault(sequence: sequence, sampleRate: 44_100, maximumFrameCount: 4096,
-                                            instrument: .sampler(SamplerNode(bank: bank)))
+                                            instrument: .sampler(SamplerNode(bank: bank, maximumVoiceLimit: maximumVoiceLimit)))
         // The first quarter of the song keeps the debug-build test short.
         player.setEnd(tick: sequence.length / 4)
         var samples: [Float] = []
@@ -53,5 +53,9 @@ private func fnv1a(_ samples: [Float]) -> UInt64 {
             #expect(try render(bank, blockSize: size) == reference, "block size \(size)")
         }
         #expect(fnv1a(reference) == Self.goldenHash, "golden hash changed: \(fnv1a(reference))")
+        // A pool sized for the default voice limit (the song never fades out more voices at
+        // once than its reserve holds) renders the same.
+        #expect(try render(bank, blockSize: 512, maximumVoiceLimit: SamplerNode.defaultVoiceLimit) == reference,
+                "a sampler whose pool ends at the default voice limit")
     }
 }

@@ -72,7 +72,10 @@ public func fuzzSFZPlay(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         return 0  // typed: SFZPlaybackError
     }
     guard playable.outputGain.isFinite else { fatalError("output gain \(playable.outputGain)") }
-    let sampler = SamplerNode(bank: playable.bank, regionRules: playable.regionRules)
+    // The pool ends at the default voice limit the target plays with (2 MB less to allocate
+    // and write for every input than the full pool of 4,096 voices).
+    let sampler = SamplerNode(bank: playable.bank, regionRules: playable.regionRules,
+                              maximumVoiceLimit: SamplerNode.defaultVoiceLimit)
     sampler.setParameter(SamplerNode.Parameter.reverbLevel, value: 0)
     sampler.setParameter(SamplerNode.Parameter.chorusLevel, value: 0)
     sampler.setParameter(SamplerNode.Parameter.volume, value: Float(playable.outputGain))
