@@ -220,6 +220,9 @@ public struct SFZRegion: Hashable, Sendable {
     public var polyphony: Int?
     /// The most voices of this region on one key at once (`note_polyphony`), nil for no limit.
     public var notePolyphony: Int?
+    /// True (`note_selfmask=on`, the default) when ``notePolyphony`` lets a note stop only the
+    /// voices struck no louder than itself, quietest first; false (`off`) for the oldest first.
+    public var noteSelfmask = true
 
     /// The keys that act as key switches (`sw_lokey`, `sw_hikey`), if given.
     public var keyswitchRange: SFZRange<Int>?
@@ -236,6 +239,9 @@ public struct SFZRegion: Hashable, Sendable {
     public var pan = 0.0
     /// Stereo width, percent; 0 is mono, negative swaps the sides (`width`).
     public var width = 100.0
+    /// Where a stereo sample's image sits after ``width`` narrows it, -100 (left) to 100
+    /// (right) (`position`); a mono sample ignores it.
+    public var position = 0.0
     /// Fine tuning, cents (`tune`, also `pitch`).
     public var tune = 0.0
     /// Transposition, semitones (`transpose`).

@@ -101,6 +101,11 @@ struct SFZValueReader {
     }
 }
 
+/// `note_selfmask` values as sfizz reads them.
+enum SFZSelfmaskSpelling: String, CaseIterable {
+    case on, mask, off
+}
+
 /// Opcode names as sfizz reads them: in lower case, with the aliases it accepts mapped to the
 /// names used here.
 enum SFZOpcodeName {
@@ -181,6 +186,7 @@ enum SFZRegionOpcode: String, CaseIterable, Sendable {
     case offTime = "off_time"
     case polyphony
     case notePolyphony = "note_polyphony"
+    case noteSelfmask = "note_selfmask"
     case swLokey = "sw_lokey"
     case swHikey = "sw_hikey"
     case swLast = "sw_last"
@@ -189,6 +195,7 @@ enum SFZRegionOpcode: String, CaseIterable, Sendable {
     case amplitude
     case pan
     case width
+    case position
     case tune
     case transpose
     case pitchKeytrack = "pitch_keytrack"
@@ -279,6 +286,8 @@ extension SFZRegion {
             polyphony = reader.optionalInteger(0...Int(UInt32.max), low: .clamp, high: .clamp)
         case .notePolyphony:
             notePolyphony = reader.optionalInteger(1...Int(UInt32.max), low: .clamp, high: .clamp)
+        case .noteSelfmask:
+            if let spelling = reader.choice(SFZSelfmaskSpelling.self) { noteSelfmask = spelling != .off }
         case .swLokey:
             let key = reader.integer(0...127, note: true, default: 0)
             keyswitchRange = SFZRange(key, keyswitchRange?.high ?? 127)
@@ -293,6 +302,7 @@ extension SFZRegion {
         case .amplitude: amplitude = reader.number(default: 100)
         case .pan: pan = reader.number(default: 0)
         case .width: width = reader.number(default: 100)
+        case .position: position = reader.number(default: 0)
         case .tune: tune = reader.number(within: -12_000...12_000, default: 0)
         case .transpose: transpose = reader.number(within: -127...127, default: 0)
         case .pitchKeytrack: pitchKeytrack = reader.number(default: 100)

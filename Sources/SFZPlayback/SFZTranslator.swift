@@ -85,10 +85,15 @@ struct SFZTranslator {
             }
             let before = result.count
             try append(region, source: source, to: &result)
-            var sister = rule
-            sister.pairedWithPreviousRegion = true
-            // A stereo sample's right channel sounds with its left as one voice.
-            rules.append(contentsOf: (0..<result.count - before).map { $0 == 0 ? rule : sister })
+            let channels = result.count - before
+            for c in 0..<channels {
+                var channelRule = rule
+                // A stereo sample's right channel sounds with its left as one voice.
+                channelRule.pairedWithPreviousRegion = c > 0
+                channelRule.sfzOutput = SamplerSFZOutput(channel: channels == 1 ? .mono : c == 0 ? .left : .right,
+                                                         width: region.width, position: region.position)
+                rules.append(channelRule)
+            }
         }
         return result
     }
@@ -139,13 +144,17 @@ struct SFZTranslator {
         }
         rule.polyphony = region.polyphony
         rule.notePolyphony = region.notePolyphony
+        rule.noteSelfmask = region.noteSelfmask
         if region.cutoff != nil {
             switch region.filterType {
-            case .lowPassTwoPole: rule.filter = .lowPassTwoPole
-            case .highPassTwoPole: rule.filter = .highPassTwoPole
+            case .lowPassTwoPole: rule.filter = .sfzLowPassTwoPole
+            case .highPassTwoPole: rule.filter = .sfzHighPassTwoPole
             case .lowPassOnePole: rule.filter = .lowPassOnePole
             case .highPassOnePole: rule.filter = .highPassOnePole
             }
+        } else {
+            // sfizz filters only regions that give a cutoff.
+            rule.filter = .unfiltered
         }
         rule.velocityGains = Self.velocityGains(region)
         rule.releaseDecibelsPerSecond = max(0, region.releaseTriggerDecay)
@@ -298,6 +307,10 @@ struct SFZTranslator {
         // SFZ has no vibrato from the modulation wheel or channel pressure (SoundFont's defaults 8.4.3 and 8.4.4).
         modulators[2].amount = 0
         modulators[3].amount = 0
+        // Volume and expression follow sfizz's curve in the region rule's SFZ output, not
+        // SoundFont's concave one (8.4.5 and 8.4.7); sfizz sends nothing to reverb or chorus
+        // without an <effect> (8.4.8 and 8.4.9).
+        for index in [4, 6, 7, 8] { modulators[index].amount = 0 }
 
         // Filter: SFZ has no velocity-to-cutoff unless fil_veltrack says so. Every fil_type
         // follows the same cutoff generators; the region rule's filter kind gives the shape (the
@@ -345,19 +358,12 @@ struct SFZTranslator {
             if header.link != nil { header.link = firstHeader + 1 - c }
             storage.samples.append(header)
         }
+        // The pan generator carries `pan` (and CC 10 adds to it, as in sfizz); the region
+        // rule's SFZ output places each channel of a stereo sample with width and position.
+        generators[.pan] = Int32(min(max(region.pan * 5, -500), 500).rounded())
         for c in 0..<source.channels {
-            var channelGenerators = generators
-            let pan = region.pan * 5
-            if source.channels == 2 {
-                let spread = 500 * region.width / 100
-                channelGenerators[.pan] = Int32(min(max((c == 0 ? pan - spread : pan + spread), -500), 500).rounded())
-            } else {
-                // As sfizz, width spreads a stereo pair and does nothing to a mono sample, whose
-                // one channel is the same on both sides.
-                channelGenerators[.pan] = Int32(min(max(pan, -500), 500).rounded())
-            }
             result.append(SoundFontRegion(keyRange: keys, velocityRange: velocities, sampleIndex: firstHeader + c,
-                                          generators: channelGenerators, modulators: modulators))
+                                          generators: generators, modulators: modulators))
         }
     }
 

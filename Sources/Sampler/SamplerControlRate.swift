@@ -47,11 +47,11 @@ extension SamplerNode {
             let fc = min(max(SoundFontUnits.hertz(absoluteCents: fcCents), 5), 0.45 * sampleRate)
             let omega = 2 * Double.pi * fc / sampleRate
             switch v.pointee.filterKind {
-            case .lowPassTwoPole, .highPassTwoPole:
+            case .lowPassTwoPole, .sfzLowPassTwoPole, .sfzHighPassTwoPole:
                 let sinW = Float(sin(omega)), cosW = Float(cos(omega))
                 let alpha = sinW / (2 * v.pointee.filterQ)
                 let a0Inverse = 1 / (1 + alpha)
-                if v.pointee.filterKind == .highPassTwoPole {
+                if v.pointee.filterKind == .sfzHighPassTwoPole {
                     // RBJ's high-pass: b0 = b2 = (1 + cos w) / 2, b1 = -(1 + cos w).
                     let b1 = -(1 + cosW) * a0Inverse * v.pointee.filterGain
                     v.pointee.target = SIMD4(b1 * -0.5, b1, -2 * cosW * a0Inverse, (1 - alpha) * a0Inverse)
@@ -70,6 +70,10 @@ extension SamplerNode {
                 let b0 = Float((1 + pole) / 2)
                 v.pointee.target = SIMD4(0, -b0, Float(-pole), 0)
                 v.pointee.targetB0Excess = b0
+            case .unfiltered:
+                // y = x: b0 (in the excess) 1, every other coefficient 0.
+                v.pointee.target = SIMD4(0, 0, 0, 0)
+                v.pointee.targetB0Excess = 1
             }
         }
         let tb02 = v.pointee.target[0], tb1 = v.pointee.target[1], ta1 = v.pointee.target[2], ta2 = v.pointee.target[3]
@@ -177,6 +181,8 @@ extension SamplerNode {
         for n in 0..<activeCount {
             let v = voices + Int(activeList[n])
             guard v.pointee.state == .playing else { continue }
+            // An SFZ voice that started on this grid point took its first step then.
+            if v.pointee.sfzOutput != nil, v.pointee.startFrame == frame { continue }
             let c = Int(v.pointee.channel)
             if v.pointee.controlSerial != channels[c].serial {
                 v.pointee.controlSerial = channels[c].serial

@@ -215,7 +215,8 @@ extension SamplerNode {
                 if group != 0 { stopVoices(offBy: group, channel: c, key: key, rules: rules) }
                 if !rules.rules[r].paired {
                     if rules.rules[r].notePolyphony > 0 {
-                        limitVoices(to: Int(rules.rules[r].notePolyphony), group: group, region: -1, key: Int(key), rules: rules)
+                        limitVoices(to: Int(rules.rules[r].notePolyphony), group: group, region: -1, key: Int(key), rules: rules,
+                                    maskedAbove: rules.rules[r].noteSelfmask ? Float(velocity) : nil)
                     }
                     if rules.rules[r].polyphony > 0 {
                         limitVoices(to: Int(rules.rules[r].polyphony), group: group, region: group == 0 ? r : -1, key: -1, rules: rules)
@@ -230,7 +231,9 @@ extension SamplerNode {
     /// Stops the oldest voices (not released) of `group` (of `region` when it is not -1; on `key`
     /// when it is not -1) until fewer than `limit` sound, making room for one more. A stopped
     /// voice's paired second channel stops with it; each stops as its region's off mode says.
-    func limitVoices(to limit: Int, group: Int, region: Int, key: Int, rules: CompiledRegionRules) {
+    /// With `maskedAbove` (a velocity), only voices struck at most that hard may stop, the
+    /// quietest first, and the limit stays exceeded when none is left (SFZ's `note_selfmask`).
+    func limitVoices(to limit: Int, group: Int, region: Int, key: Int, rules: CompiledRegionRules, maskedAbove: Float? = nil) {
         func counts(_ v: UnsafeMutablePointer<SamplerVoice>) -> Bool {
             guard v.pointee.state == .playing, !v.pointee.released, v.pointee.region >= 0, Int(v.pointee.region) < rules.count,
                   !rules.rules[Int(v.pointee.region)].paired else { return false }
@@ -242,7 +245,15 @@ extension SamplerNode {
         while counted >= limit {
             var oldest = -1
             forEachActive { i in
-                if counts(voices + i), oldest < 0 || voices[i].serial < voices[oldest].serial { oldest = i }
+                guard counts(voices + i) else { return }
+                if let maskedAbove {
+                    guard voices[i].velocity <= maskedAbove else { return }
+                    if oldest >= 0, voices[i].velocity != voices[oldest].velocity {
+                        if voices[i].velocity < voices[oldest].velocity { oldest = i }
+                        return
+                    }
+                }
+                if oldest < 0 || voices[i].serial < voices[oldest].serial { oldest = i }
             }
             guard oldest >= 0 else { return }
             let noteID = voices[oldest].noteID, sister = voices[oldest].region + 1

@@ -81,15 +81,106 @@ public struct SamplerRegionRule: Sendable, Hashable {
     /// The same limit for the voices of the region's ``group`` on the note's key (sfizz's
     /// `note_polyphony`). Nil: no limit.
     public var notePolyphony: Int?
+    /// How ``notePolyphony`` chooses the voices it stops. True (SFZ's `note_selfmask`
+    /// default): only voices struck no louder than the new note, the quietest first and the
+    /// oldest among equals, so a soft note never cuts a loud one (the limit is then exceeded).
+    /// False: the oldest first.
+    public var noteSelfmask = true
     /// True when the region sounds with the region before it as one voice (the second channel
     /// of a stereo sample): it is not counted against ``polyphony`` and stops with it.
     public var pairedWithPreviousRegion = false
     /// The shape the region's filter plays its cutoff (generators, modulators and envelope)
     /// with: SoundFont's resonant low-pass unless SFZ's `fil_type` says otherwise.
     public var filter = SamplerFilterKind.lowPassTwoPole
+    /// Level, panning and note start as sfizz (SFZ's reference player) makes them, in place of
+    /// SoundFont's (FluidSynth's); nil for SoundFont's.
+    public var sfzOutput: SamplerSFZOutput?
 
     /// A rule that lets the region play on every note-on (SoundFont's behaviour).
     public init() {}
+}
+
+/// How sfizz, SFZ's reference player, levels and places a voice, where SoundFont's
+/// (FluidSynth's) rules differ:
+/// - **Level:** sfizz's output gain (−7.35 dB, its `Default::globalVolume`) in place of
+///   FluidSynth's gain of 0.2 (−13.98 dB).
+/// - **Panning:** sfizz's constant-power pan, `cos(x · π/2)` on each side with x = (pan + 1) / 2,
+///   followed by +3 dB for a mono sample. A stereo sample's two channels are panned as a pair
+///   by `pan`, mixed toward each other by `width` (100 % keeps them apart, 0 % sums them,
+///   negative swaps them), placed by `position`, then raised 6 dB. The pan includes the bank's
+///   pan generators and modulators (CC 10), as sfizz adds CC 10 to `pan`.
+/// - **Volume and expression:** CC 7 and CC 11 each scale the level by (value / 127)², sfizz's
+///   default connections, in place of SoundFont's concave attenuation curves (the bank's
+///   modulators for them should be 0).
+/// - **Note start:** a voice with no attack starts at its level on its first frame, and an
+///   attack rises from the note's own frame, where FluidSynth's voices fade in over the
+///   sampler's control interval.
+public struct SamplerSFZOutput: Sendable, Hashable {
+    /// Which channel of its sample a region's voice plays.
+    public enum Channel: UInt8, Sendable, Hashable {
+        /// The one channel of a mono sample, heard on both sides.
+        case mono
+        /// The left channel of a stereo sample.
+        case left
+        /// The right channel of a stereo sample.
+        case right
+    }
+
+    /// Which channel of its sample the voice plays.
+    public var channel: Channel
+    /// Stereo width, percent (SFZ's `width`, −100...100); a mono sample ignores it.
+    public var width: Double
+    /// Where the stereo image sits after ``width``, −100 (left) to 100 (right) (SFZ's
+    /// `position`); a mono sample ignores it.
+    public var position: Double
+
+    /// A voice playing `channel` of its sample, with sfizz's defaults: full width, centred.
+    public init(channel: Channel, width: Double = 100, position: Double = 0) {
+        self.channel = channel
+        self.width = width
+        self.position = position
+    }
+
+    /// sfizz's output gain against the sampler's (FluidSynth's 0.2): −7.35 dB over −13.98 dB.
+    static let levelAgainstSoundFont = Float(pow(10, -7.35 / 20) / 0.2)
+    /// The +3 dB (mono) and +6 dB (stereo) sfizz adds after its pan stages.
+    static let monoCompensation = Float(pow(10, 3.0 / 20)), stereoCompensation = Float(pow(10, 6.0 / 20))
+
+    /// sfizz's pan law: the gain of the left side at x in 0...1 (the right side's is at 1 − x),
+    /// exactly 0 at 1 where cos(π/2) would leave 6e-17.
+    @inline(__always)
+    static func panGain(_ x: Double) -> Double { x >= 1 ? 0 : cos(max(x, 0) * Double.pi / 2) }
+
+    /// The voice's left and right gains (before the sampler's master gain) for `pan` in
+    /// −1...1 and the channel's volume and expression (0...127), with the level ratio to
+    /// SoundFont's included.
+    func gains(pan: Double, volume: UInt8, expression: UInt8) -> (left: Float, right: Float) {
+        let v = Double(volume) / 127, e = Double(expression) / 127
+        let (left, right) = gains(pan: pan)
+        let controllers = Float(v * v * e * e)
+        return (left * controllers, right * controllers)
+    }
+
+    private func gains(pan: Double) -> (left: Float, right: Float) {
+        let p = (min(max(pan, -1), 1) + 1) / 2
+        let panLeft = Self.panGain(p), panRight = Self.panGain(1 - p)
+        switch channel {
+        case .mono:
+            let g = Self.levelAgainstSoundFont * Self.monoCompensation
+            return (Float(panLeft) * g, Float(panRight) * g)
+        case .left, .right:
+            // The channel's own pan gain, then the width matrix's two coefficients, then the position.
+            let w = (min(max(width / 100, -1), 1) + 1) / 2
+            let toOwnSide = Self.panGain(1 - w), toOtherSide = Self.panGain(w)
+            let q = (min(max(position / 100, -1), 1) + 1) / 2
+            let positionLeft = Self.panGain(q), positionRight = Self.panGain(1 - q)
+            let g = Double(Self.levelAgainstSoundFont * Self.stereoCompensation)
+            if channel == .left {
+                return (Float(panLeft * toOwnSide * positionLeft * g), Float(panLeft * toOtherSide * positionRight * g))
+            }
+            return (Float(panRight * toOtherSide * positionLeft * g), Float(panRight * toOwnSide * positionRight * g))
+        }
+    }
 }
 
 /// The shape of a region's filter. Every kind follows the same cutoff in cents (its
@@ -104,24 +195,36 @@ public struct SamplerRegionRule: Sendable, Hashable {
 ///
 /// They have no resonance: the region's resonance neither peaks them nor lowers their gain.
 public enum SamplerFilterKind: UInt8, Sendable, Hashable, CaseIterable {
-    /// FluidSynth's resonant two-pole low-pass (RBJ's, its gain lowered by half the resonance
-    /// peak): SoundFont's filter, and SFZ's `lpf_2p`.
+    /// FluidSynth's resonant two-pole low-pass: RBJ's, with Q = resonance − 3.01 dB and its
+    /// gain lowered by half the resonance peak (so 1.5 dB above unity with no resonance).
+    /// SoundFont's filter.
     case lowPassTwoPole
-    /// RBJ's resonant two-pole high-pass on the same cutoff, resonance and gain (SFZ's `hpf_2p`).
-    case highPassTwoPole
+    /// sfizz's resonant two-pole low-pass (SFZ's `lpf_2p`): RBJ's, with Q = the resonance in
+    /// dB as a ratio (1 with none) and unity gain in the pass band, so the resonance peaks in full.
+    case sfzLowPassTwoPole
+    /// sfizz's resonant two-pole high-pass (SFZ's `hpf_2p`): RBJ's, with Q and gain as
+    /// ``sfzLowPassTwoPole``.
+    case sfzHighPassTwoPole
     /// sfizz's one-pole low-pass (SFZ's `lpf_1p`).
     case lowPassOnePole
     /// sfizz's one-pole high-pass (SFZ's `hpf_1p`).
     case highPassOnePole
+    /// No filter: the voice's samples pass unchanged (an SFZ region without `cutoff`).
+    case unfiltered
 
-    /// True for the one-pole kinds, whose numerator is not symmetric (b0 ≠ b2).
+    /// True for the kinds whose numerator is not symmetric (b0 ≠ b2): the one-pole filters,
+    /// and the pass-through (b0 = 1, b2 = 0).
     @inline(__always)
     var isOnePole: Bool {
         switch self {
-        case .lowPassOnePole, .highPassOnePole: true
-        case .lowPassTwoPole, .highPassTwoPole: false
+        case .lowPassOnePole, .highPassOnePole, .unfiltered: true
+        case .lowPassTwoPole, .sfzLowPassTwoPole, .sfzHighPassTwoPole: false
         }
     }
+
+    /// True for the kinds that take Q from the resonance as sfizz does, at unity gain.
+    @inline(__always)
+    var hasSFZResonance: Bool { self == .sfzLowPassTwoPole || self == .sfzHighPassTwoPole }
 }
 
 /// An envelope whose times and sustain follow the note-on velocity, as SFZ's `ampeg_*` and
@@ -225,8 +328,12 @@ final class CompiledRegionRules {
         /// Indices into ``CompiledRegionRules/envelopes``, -1 for the bank's envelope.
         var amplitudeEnvelope: Int32, modulationEnvelope: Int32
         var filter: SamplerFilterKind
+        /// `hasSFZOutput` false: SoundFont's level, pan and note start.
+        var hasSFZOutput: Bool
+        var sfzOutput: SamplerSFZOutput
         /// 0: no limit.
         var polyphony: Int32, notePolyphony: Int32
+        var noteSelfmask: Bool
         var paired: Bool
     }
 
@@ -310,9 +417,11 @@ final class CompiledRegionRules {
                             offReleases: rule.offReleases, offTime: max(0, rule.offTime ?? 0), gainStart: gainStart,
                             releaseDecibelsPerSecond: rule.releaseDecibelsPerSecond,
                             amplitudeEnvelope: amplitudeEnvelope, modulationEnvelope: modulationEnvelope,
-                            filter: rule.filter,
+                            filter: rule.filter, hasSFZOutput: rule.sfzOutput != nil,
+                            sfzOutput: rule.sfzOutput ?? SamplerSFZOutput(channel: .mono),
                             polyphony: Int32(clamping: max(0, rule.polyphony ?? 0)),
                             notePolyphony: Int32(clamping: max(0, rule.notePolyphony ?? 0)),
+                            noteSelfmask: rule.noteSelfmask,
                             paired: rule.pairedWithPreviousRegion)
             start += Int32(rule.controllerRanges.count)
             if let range = rule.keyswitchRange { for k in range where k < 128 { isKeyswitch[Int(k)] = true } }
@@ -419,6 +528,12 @@ final class CompiledRegionRules {
     /// Region `r`'s filter shape.
     @inline(__always)
     func filter(_ r: Int) -> SamplerFilterKind { r < count ? rules[r].filter : .lowPassTwoPole }
+
+    /// Region `r`'s sfizz output rule, if it has one.
+    @inline(__always)
+    func sfzOutput(_ r: Int) -> SamplerSFZOutput? {
+        r < count && rules[r].hasSFZOutput ? rules[r].sfzOutput : nil
+    }
 
     /// Region `r`'s amplitude and modulation envelope rules, if it has them.
     @inline(__always)

@@ -110,6 +110,7 @@ extension SamplerNode {
         if let rules = regionRules {
             v.pointee.regionGain = rules.gain(r, velocity: velocity, heldFrames: heldFrames, sampleRate: sampleRate)
             v.pointee.filterKind = rules.filter(r)
+            v.pointee.sfzOutput = rules.sfzOutput(r)
             let (amplitude, modulation) = rules.envelopes(r)
             if let amplitude {
                 let e = amplitude.pointee.values(velocity: velocity)
@@ -135,9 +136,75 @@ extension SamplerNode {
         }
         setUpVoice(v, sampleIndex: sampleIndex, decoded: decoded, amplitudeStart: amplitudeStart, modulationStart: modulationStart)
         applyModulatedValues(v)
+        if v.pointee.sfzOutput != nil {
+            startOnNoteFrame(v)
+        } else {
+            v.pointee.volumeEnvelope.step()
+            v.pointee.modulationEnvelope.step()
+            updateDynamics(v, frame: position)
+        }
+    }
+
+    /// sfizz's note start for a voice that starts at `position`, between two points of the
+    /// control grid: its delay ends and its attack rises on their own frames, and a voice
+    /// without delay or attack sounds at its level from its first frame. SoundFont's voices
+    /// instead fade in over a whole control interval, as FluidSynth's, and keep their delays
+    /// and attacks on the grid.
+    ///
+    /// Step j of the voice (1 = the one taken here) reaches its value at the grid point
+    /// `framesToGrid + (j − 1) · interval` frames after the note. The attack rises by its
+    /// exact slope per step (FluidSynth's rounds its length up to whole steps) until its
+    /// maximum ends it; its first step, the first to end after the delay, is shortened by the
+    /// fraction of its interval the delay still covers.
+    func startOnNoteFrame(_ v: UnsafeMutablePointer<SamplerVoice>) {
+        let interval = Int64(Self.controlInterval)
+        let intoGrid = ((position % interval) + interval) % interval
+        let framesToGrid = interval - intoGrid
+        let delayTimecents = Double(effective[SoundFontGenerator.delayVolEnv.rawValue])
+        let delay = delayTimecents <= -12_000 ? 0 : sampleRate * SoundFontUnits.seconds(timecents: min(delayTimecents, 5000))
+        let delaySteps: Int64, fraction: Double
+        if delay < Double(framesToGrid) {
+            (delaySteps, fraction) = (0, (Double(intoGrid) + delay) / Double(interval))
+        } else {
+            let afterFirst = (delay - Double(framesToGrid)) / Double(interval)
+            (delaySteps, fraction) = (Int64(afterFirst) + 1, afterFirst - afterFirst.rounded(.down))
+        }
+        let attackTimecents = Double(effective[SoundFontGenerator.attackVolEnv.rawValue])
+        let instant = delay == 0 && attackTimecents <= -12_000
+        v.pointee.volumeEnvelope.delay.count = UInt32(clamping: delaySteps)
+        if !instant {
+            let attack = max(1, sampleRate * SoundFontUnits.seconds(timecents: min(max(attackTimecents, -12_000), 8000)))
+            let startValue = v.pointee.volumeEnvelope.delay.increment
+            v.pointee.volumeEnvelope.attack.increment = (1 - startValue) * Float(Double(interval) / attack)
+            v.pointee.volumeEnvelope.attack.count = UInt32(attack / Double(interval)) + 2
+        }
+        if fraction > 0, !instant {
+            let shortfall = v.pointee.volumeEnvelope.attack.increment * Float(fraction)
+            if delaySteps == 0 {
+                v.pointee.volumeEnvelope.value -= shortfall
+            } else {
+                v.pointee.volumeEnvelope.delay.increment -= shortfall
+            }
+        }
         v.pointee.volumeEnvelope.step()
         v.pointee.modulationEnvelope.step()
         updateDynamics(v, frame: position)
+        let whole = Float(interval)
+        if instant {
+            // The ramp's target, reached at once.
+            v.pointee.gainL += v.pointee.stepL * whole
+            v.pointee.gainR += v.pointee.stepR * whole
+            v.pointee.gainReverb += v.pointee.stepReverb * whole
+            v.pointee.gainChorus += v.pointee.stepChorus * whole
+            (v.pointee.stepL, v.pointee.stepR, v.pointee.stepReverb, v.pointee.stepChorus) = (0, 0, 0, 0)
+        } else {
+            // The ramp reaches its target at the next grid point.
+            let scale = whole / Float(framesToGrid)
+            v.pointee.stepL *= scale
+            v.pointee.stepR *= scale
+            v.pointee.stepReverb *= scale
+            v.pointee.stepChorus *= scale
+        }
     }
 
     /// Fast release of a voice cut by a newer note of its exclusive class (FluidSynth's
@@ -258,14 +325,25 @@ extension SamplerNode {
         v.pointee.pitch = nominal + 100 * Double(g(.coarseTune)) + Double(g(.fineTune))
         v.pointee.attenuation = min(max(g(.initialAttenuation), 0), 1440)
         let pan = min(max(g(.pan), -500), 500)
-        v.pointee.panLeft = Float(sin(Double(500 - pan) / 1000 * Double.pi / 2))
-        v.pointee.panRight = Float(sin(Double(500 + pan) / 1000 * Double.pi / 2))
+        if let output = v.pointee.sfzOutput {
+            let c = Int(v.pointee.channel) * 128
+            (v.pointee.panLeft, v.pointee.panRight) = output.gains(pan: Double(pan) / 500, volume: controllers[c + 7],
+                                                                   expression: controllers[c + 11])
+        } else {
+            v.pointee.panLeft = Float(sin(Double(500 - pan) / 1000 * Double.pi / 2))
+            v.pointee.panRight = Float(sin(Double(500 + pan) / 1000 * Double.pi / 2))
+        }
         v.pointee.reverbSend = min(max(g(.reverbEffectsSend) / 1000, 0), 1)
         v.pointee.chorusSend = min(max(g(.chorusEffectsSend) / 1000, 0), 1)
         v.pointee.filterCents = g(.initialFilterCutoff)
-        let qDB = min(max(g(.initialFilterQ) / 10, 0), 96) - 3.01
-        v.pointee.filterQ = Float(pow(10, Double(qDB) / 20))
-        v.pointee.filterGain = 1 / v.pointee.filterQ.squareRoot()
+        let resonance = min(max(g(.initialFilterQ) / 10, 0), 96)
+        if v.pointee.filterKind.hasSFZResonance {
+            v.pointee.filterQ = Float(pow(10, Double(resonance) / 20))
+            v.pointee.filterGain = 1
+        } else {
+            v.pointee.filterQ = Float(pow(10, Double(resonance - 3.01) / 20))
+            v.pointee.filterGain = 1 / v.pointee.filterQ.squareRoot()
+        }
         v.pointee.modLFOToPitch = min(max(g(.modLFOToPitch), -12_000), 12_000)
         v.pointee.vibLFOToPitch = min(max(g(.vibLFOToPitch), -12_000), 12_000)
         v.pointee.modEnvToPitch = min(max(g(.modEnvToPitch), -12_000), 12_000)

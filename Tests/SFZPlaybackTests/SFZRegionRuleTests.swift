@@ -200,16 +200,17 @@ struct SFZRegionRuleTests {
         let differentForThree = stereoTwo[10_200..<20_000] != stereoThree[10_200..<20_000]
         #expect(sameForTwoNotes)
         #expect(differentForThree)
-        // A one-shot strike plays on under the next unless note_polyphony=1 stops it.
+        // A one-shot strike plays on under the next, louder one unless note_polyphony=1 stops it.
         func twoStrikes(_ limit: String) throws -> [Float] {
             try rig(f, "<region> sample=a.wav pitch_keycenter=60 loop_mode=one_shot \(limit)\n")
-                .render(frames: 20_000, notes: [(0, 60, 127, 1_000), (10_000, 60, 64, 11_000)]).left
+                .render(frames: 20_000, notes: [(0, 60, 64, 1_000), (10_000, 60, 127, 11_000)]).left
         }
         let alone = try rig(f, "<region> sample=a.wav pitch_keycenter=60 loop_mode=one_shot\n")
-            .render(frames: 20_000, notes: [(10_000, 60, 64, 11_000)]).left
+            .render(frames: 20_000, notes: [(10_000, 60, 127, 11_000)]).left
         let limited = try twoStrikes("note_polyphony=1"), layered = try twoStrikes("")
         #expect(abs(decibels(peak(limited, 10_200..<20_000) / peak(alone, 10_200..<20_000))) < 0.01)
-        #expect(decibels(peak(layered, 10_200..<20_000) / peak(alone, 10_200..<20_000)) > 3)
+        // The earlier strike, at a quarter of the later one's level, still sounds under it.
+        #expect(decibels(peak(layered, 10_200..<20_000) / peak(alone, 10_200..<20_000)) > 1)
     }
 
     @Test("A key struck again keeps its earlier voices, as sfizz: note_polyphony caps them, and a group that chokes itself spares the same key")
