@@ -11,8 +11,8 @@
 #     B - A in frames (mean, largest, jitter around the median); per-note levels over each
 #     note's window (B - A: the median, i.e. the engines' overall gain difference, and the
 #     worst note's deviation from it); the worst left/right balance difference.
-# Then one table. Levels are not judged: the two engines have different master gains
-# (sfizz renders at -7.35 dB, Tactus's sampler at the SoundFont engine's gain).
+# Tactus renders in float and its render is then rounded to 16 bits as sfizz_render rounds
+# its own (below). Then one table.
 #
 #   Benchmarks/sfz_vs_sfizz.sh [NAME...]      (default: every test; names as in the table)
 # Environment: SFIZZ_RENDER (default /work/tools/sfizz/bin/sfizz_render; build it with
@@ -84,6 +84,16 @@ for name in $NAMES; do
     echo "   tactus render failed: $(tail -1 "$OUT/$name.tactus.log")"; rows+=("$name|tactus failed"); continue
   fi
   grep -i "warn" "$OUT/$name.tactus.log" | grep -v hint_ram_based | sed 's/^/   tactus: /'
+  # sfizz_render writes 16-bit words with dr_wav's drwav_f32_to_s16, floor((x + 1) * 32767.5)
+  # - 32768 (silence is -1); Tactus's float render gets the same rounding, so quiet note
+  # starts cross the onset threshold on the same words and hard-panned silent sides match.
+  python3 - "$b" <<'PY2' || exit 2
+import sys, numpy as np
+from scipy.io import wavfile
+rate, x = wavfile.read(sys.argv[1])
+words = np.floor((np.clip(x.astype(np.float32), -1, 1) + 1) * np.float32(32767.5)).astype(np.int32) - 32768
+wavfile.write(sys.argv[1], rate, words.astype(np.int16))
+PY2
   cmp=$(python3 "$COMPARE" "$a" "$b")
   echo "   compare_audio.py: $cmp"
   python3 "$HERE/analyse.py" "$a" "$b" "$OUT/$name.notes.json" --onsets "$ONSETS" --json > "$OUT/$name.analysis.json" || exit 2

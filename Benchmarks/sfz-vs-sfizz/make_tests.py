@@ -180,9 +180,16 @@ def song_chokes():
     for i in range(3):
         s.note(t + 0.3 * i, 0.6, 67, 100, f"self-choke {i + 1}/3")
     t += 2.5
-    # note_polyphony=2: four overlapping notes on one key
+    # note_polyphony=2: four overlapping notes on one key, each louder than the last, so
+    # each new one may stop the quietest (note_selfmask, on by default). At equal velocities
+    # sfizz stops whichever its active-voice list holds first, an order its swap-and-pop
+    # removals scramble; Tactus stops the oldest.
     for i in range(4):
-        s.note(t + 0.3 * i, 1.5, 69, 100, f"note_polyphony 2, note {i + 1}/4")
+        s.note(t + 0.3 * i, 1.5, 69, 70 + 10 * i, f"note_polyphony 2, note {i + 1}/4")
+    t += 3.5
+    # ...and three getting softer: the self-mask spares the louder earlier notes, so all three sound
+    for i in range(3):
+        s.note(t + 0.3 * i, 1.5, 69, 110 - 15 * i, f"note_selfmask, note {i + 1}/3")
     t += 3.5
     # polyphony=2 on a group: three keys overlapping
     for i, key in enumerate([71, 72, 74]):
