@@ -66,13 +66,14 @@ public struct SFZPlayableInstrument: Sendable {
 ///
 /// Every opcode SoundFont generators express plays: key and velocity ranges, `pitch_keycenter`
 /// (also `sample`: the file's stored root key), `transpose`/`tune`, `pitch_keytrack`,
-/// `volume`/`amplitude`, `pan` (and `width` for stereo samples), the amplitude envelope, loops
+/// `volume`/`amplitude`, the amplitude envelope, loops
 /// (also those stored in the sample files), `offset`/`end`, the low-pass filter with
 /// `fil_keytrack`/`fil_veltrack` and the filter envelope. What SoundFont cannot express becomes
 /// ``SFZPlayableInstrument/regionRules`` for the sampler: `trigger` (release, release_key,
 /// first, legato), `lochan`/`hichan`, `seq_length`/`seq_position`, `lorand`/`hirand`, the key
-/// switches, `loccN`/`hiccN`, `group`/`off_by`/`off_mode`, `polyphony`/`note_polyphony`,
-/// `loop_mode=one_shot`, `fil_type` `hpf_2p`, `lpf_1p` and `hpf_1p`, the velocity
+/// switches, `loccN`/`hiccN`, `group`/`off_by`/`off_mode`, `polyphony`/`note_polyphony`/`note_selfmask`,
+/// `loop_mode=one_shot`, `fil_type` (sfizz's filters, and none without `cutoff`), sfizz's level,
+/// `pan`, `width` and `position` and note start (the sampler's `SamplerSFZOutput`), the velocity
 /// curve (`amp_veltrack`, `amp_velcurve_N`), the envelopes' `vel2*` terms, `ampeg_start` and
 /// `rt_decay`. What is played neither way is reported as a warning.
 public enum SFZBank {
