@@ -73,7 +73,7 @@ public struct SFZPlayableInstrument: Sendable {
 /// first, legato), `lochan`/`hichan`, `seq_length`/`seq_position`, `lorand`/`hirand`, the key
 /// switches, `loccN`/`hiccN`, `group`/`off_by`/`off_mode`, `polyphony`/`note_polyphony`/`note_selfmask`,
 /// `loop_mode=one_shot`, `fil_type` (sfizz's filters, and none without `cutoff`), sfizz's level,
-/// `pan`, `width` and `position` and note start (the sampler's `SamplerSFZOutput`), the velocity
+/// `pan`, `width` and `position` and note start (the sampler's `SamplerSFZVoicing`), the velocity
 /// curve (`amp_veltrack`, `amp_velcurve_N`), the envelopes' `vel2*` terms, `ampeg_start` and
 /// `rt_decay`. What is played neither way is reported as a warning.
 public enum SFZBank {

@@ -90,7 +90,7 @@ struct SFZTranslator {
                 var channelRule = rule
                 // A stereo sample's right channel sounds with its left as one voice.
                 channelRule.pairedWithPreviousRegion = c > 0
-                channelRule.sfzOutput = SamplerSFZOutput(channel: channels == 1 ? .mono : c == 0 ? .left : .right,
+                channelRule.sfzVoicing = SamplerSFZVoicing(channel: channels == 1 ? .mono : c == 0 ? .left : .right,
                                                          width: region.width, position: region.position)
                 rules.append(channelRule)
             }

@@ -182,7 +182,7 @@ extension SamplerNode {
             let v = voices + Int(activeList[n])
             guard v.pointee.state == .playing else { continue }
             // An SFZ voice that started on this grid point took its first step then.
-            if v.pointee.sfzOutput != nil, v.pointee.startFrame == frame { continue }
+            if v.pointee.sfzVoicing != nil, v.pointee.startFrame == frame { continue }
             let c = Int(v.pointee.channel)
             if v.pointee.controlSerial != channels[c].serial {
                 v.pointee.controlSerial = channels[c].serial

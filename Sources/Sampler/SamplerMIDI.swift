@@ -356,15 +356,12 @@ extension SamplerNode {
     }
 
     func noteOn(channel c: Int, key: UInt8, velocity: UInt8) {
-        // A key struck again releases what it still sounds, pedals permitting, in a SoundFont
-        // (as FluidSynth). An SFZ instrument (one with region rules) lets the earlier voices
-        // ring on, as sfizz does: its note_polyphony and polyphony opcodes are what limit them.
-        if regionRules == nil {
-            forEachActive { i in
-                if voices[i].state == .playing, Int(voices[i].channel) == c, voices[i].noteKey == key,
-                   !voices[i].released, !voices[i].sustained {
-                    noteOffVoice(i)
-                }
+        // A key struck again releases what it still sounds, pedals permitting (as FluidSynth),
+        // except the voices with sfizz's voicing, which ring on (SamplerSFZVoicing).
+        forEachActive { i in
+            if voices[i].state == .playing, Int(voices[i].channel) == c, voices[i].noteKey == key,
+               !voices[i].released, !voices[i].sustained, voices[i].sfzVoicing == nil {
+                noteOffVoice(i)
             }
         }
         let others = regionRules?.keyPressed(channel: c, key: key, velocity: velocity, frame: position) ?? 0

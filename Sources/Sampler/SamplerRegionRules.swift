@@ -92,16 +92,16 @@ public struct SamplerRegionRule: Sendable, Hashable {
     /// The shape the region's filter plays its cutoff (generators, modulators and envelope)
     /// with: SoundFont's resonant low-pass unless SFZ's `fil_type` says otherwise.
     public var filter = SamplerFilterKind.lowPassTwoPole
-    /// Level, panning and note start as sfizz (SFZ's reference player) makes them, in place of
-    /// SoundFont's (FluidSynth's); nil for SoundFont's.
-    public var sfzOutput: SamplerSFZOutput?
+    /// Level, panning, note start and restrikes as sfizz (SFZ's reference player) makes them,
+    /// in place of SoundFont's (FluidSynth's); nil for SoundFont's.
+    public var sfzVoicing: SamplerSFZVoicing?
 
     /// A rule that lets the region play on every note-on (SoundFont's behaviour).
     public init() {}
 }
 
-/// How sfizz, SFZ's reference player, levels and places a voice, where SoundFont's
-/// (FluidSynth's) rules differ:
+/// How sfizz, SFZ's reference player, voices a region where SoundFont's (FluidSynth's) rules
+/// differ:
 /// - **Level:** sfizz's output gain (−7.35 dB, its `Default::globalVolume`) in place of
 ///   FluidSynth's gain of 0.2 (−13.98 dB).
 /// - **Panning:** sfizz's constant-power pan, `cos(x · π/2)` on each side with x = (pan + 1) / 2,
@@ -115,7 +115,9 @@ public struct SamplerRegionRule: Sendable, Hashable {
 /// - **Note start:** a voice with no attack starts at its level on its first frame, and an
 ///   attack rises from the note's own frame, where FluidSynth's voices fade in over the
 ///   sampler's control interval.
-public struct SamplerSFZOutput: Sendable, Hashable {
+/// - **Restrikes:** a key struck again leaves the voice sounding until its own note-off (the
+///   region's `note_polyphony` and `polyphony` limit the layers), where FluidSynth releases it.
+public struct SamplerSFZVoicing: Sendable, Hashable {
     /// Which channel of its sample a region's voice plays.
     public enum Channel: UInt8, Sendable, Hashable {
         /// The one channel of a mono sample, heard on both sides.
@@ -328,9 +330,9 @@ final class CompiledRegionRules {
         /// Indices into ``CompiledRegionRules/envelopes``, -1 for the bank's envelope.
         var amplitudeEnvelope: Int32, modulationEnvelope: Int32
         var filter: SamplerFilterKind
-        /// `hasSFZOutput` false: SoundFont's level, pan and note start.
-        var hasSFZOutput: Bool
-        var sfzOutput: SamplerSFZOutput
+        /// `hasSFZVoicing` false: SoundFont's level, pan and note start.
+        var hasSFZVoicing: Bool
+        var sfzVoicing: SamplerSFZVoicing
         /// 0: no limit.
         var polyphony: Int32, notePolyphony: Int32
         var noteSelfmask: Bool
@@ -417,8 +419,8 @@ final class CompiledRegionRules {
                             offReleases: rule.offReleases, offTime: max(0, rule.offTime ?? 0), gainStart: gainStart,
                             releaseDecibelsPerSecond: rule.releaseDecibelsPerSecond,
                             amplitudeEnvelope: amplitudeEnvelope, modulationEnvelope: modulationEnvelope,
-                            filter: rule.filter, hasSFZOutput: rule.sfzOutput != nil,
-                            sfzOutput: rule.sfzOutput ?? SamplerSFZOutput(channel: .mono),
+                            filter: rule.filter, hasSFZVoicing: rule.sfzVoicing != nil,
+                            sfzVoicing: rule.sfzVoicing ?? SamplerSFZVoicing(channel: .mono),
                             polyphony: Int32(clamping: max(0, rule.polyphony ?? 0)),
                             notePolyphony: Int32(clamping: max(0, rule.notePolyphony ?? 0)),
                             noteSelfmask: rule.noteSelfmask,
@@ -531,8 +533,8 @@ final class CompiledRegionRules {
 
     /// Region `r`'s sfizz output rule, if it has one.
     @inline(__always)
-    func sfzOutput(_ r: Int) -> SamplerSFZOutput? {
-        r < count && rules[r].hasSFZOutput ? rules[r].sfzOutput : nil
+    func sfzVoicing(_ r: Int) -> SamplerSFZVoicing? {
+        r < count && rules[r].hasSFZVoicing ? rules[r].sfzVoicing : nil
     }
 
     /// Region `r`'s amplitude and modulation envelope rules, if it has them.

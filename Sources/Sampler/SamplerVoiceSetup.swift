@@ -110,7 +110,7 @@ extension SamplerNode {
         if let rules = regionRules {
             v.pointee.regionGain = rules.gain(r, velocity: velocity, heldFrames: heldFrames, sampleRate: sampleRate)
             v.pointee.filterKind = rules.filter(r)
-            v.pointee.sfzOutput = rules.sfzOutput(r)
+            v.pointee.sfzVoicing = rules.sfzVoicing(r)
             let (amplitude, modulation) = rules.envelopes(r)
             if let amplitude {
                 let e = amplitude.pointee.values(velocity: velocity)
@@ -136,7 +136,7 @@ extension SamplerNode {
         }
         setUpVoice(v, sampleIndex: sampleIndex, decoded: decoded, amplitudeStart: amplitudeStart, modulationStart: modulationStart)
         applyModulatedValues(v)
-        if v.pointee.sfzOutput != nil {
+        if v.pointee.sfzVoicing != nil {
             startOnNoteFrame(v)
         } else {
             v.pointee.volumeEnvelope.step()
@@ -325,7 +325,7 @@ extension SamplerNode {
         v.pointee.pitch = nominal + 100 * Double(g(.coarseTune)) + Double(g(.fineTune))
         v.pointee.attenuation = min(max(g(.initialAttenuation), 0), 1440)
         let pan = min(max(g(.pan), -500), 500)
-        if let output = v.pointee.sfzOutput {
+        if let output = v.pointee.sfzVoicing {
             let c = Int(v.pointee.channel) * 128
             (v.pointee.panLeft, v.pointee.panRight) = output.gains(pan: Double(pan) / 500, volume: controllers[c + 7],
                                                                    expression: controllers[c + 11])

@@ -99,7 +99,7 @@ struct SamplerVoice {
     var regionGain: Float = 1
     var panLeft: Float = 0.707, panRight: Float = 0.707
     /// The region rule's sfizz level, pan and note start; nil for SoundFont's.
-    var sfzOutput: SamplerSFZOutput?
+    var sfzVoicing: SamplerSFZVoicing?
     var reverbSend: Float = 0, chorusSend: Float = 0
     // Output gains (amplitude times pan or send), ramping linearly to the grid's targets.
     var gainL: Float = 0, gainR: Float = 0, gainReverb: Float = 0, gainChorus: Float = 0

@@ -8,8 +8,8 @@ import Testing
 /// makes them. The expected figures are sfizz's formulas (`Voice.cpp`, `Panning.cpp`,
 /// `Defaults.h`, `sfz_filters.dsp` at its commit 342cd99d); `Benchmarks/sfz_vs_sfizz.sh` checks
 /// the same against `sfizz_render` itself.
-@Suite("SFZ output as sfizz: level, pan, width, filters, note start")
-struct SFZOutputTests {
+@Suite("SFZ voicing as sfizz: level, pan, width, filters, note start")
+struct SFZVoicingTests {
     /// A DC sample (16,000 of 32,768) of a second, a 441 Hz sine, a stereo pair with its
     /// left channel DC and its right silent, and a 4,410 Hz sine.
     func fixtures() throws -> Fixtures {
