@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "AudioTestSupport"]),
         .testTarget(name: "LV2Tests", dependencies: ["LV2", "CLilv", "AudioGraph", "MIDI", "Playback", "Sequencing", "TactusTestSupport", "AudioTestSupport"]),
         .testTarget(name: "ALSATests", dependencies: ["Locking", "ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph"]),
-        .testTarget(name: "JACKTests", dependencies: ["Locking", "JACK", "Playback", "Recording", "Sequencing", "MIDIFile"]),
+        .testTarget(name: "JACKTests", dependencies: ["Locking", "JACK", "Playback", "Recording", "Sequencing", "MIDIFile", "AudioTestSupport"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont", "AudioTestSupport"]),
         .testTarget(name: "SFZTests", dependencies: ["SFZ"]),

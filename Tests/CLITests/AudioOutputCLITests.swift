@@ -8,20 +8,6 @@ struct AudioOutputCLITests {
     static func tool(_ name: String) -> String? { ExternalTools.path(name) }
     static let hasSndFile = ExternalTools.libraryLoads("libsndfile.so.1")
 
-    /// The sample bytes of a WAV file: the data chunk, to its declared size or, for a
-    /// streaming header (0xFFFFFFFF), to the end.
-    static func samples(_ data: Data) throws -> Data {
-        let bytes = [UInt8](data)
-        var at = 12
-        while at + 8 <= bytes.count {
-            let id = String(decoding: bytes[at..<at + 4], as: UTF8.self)
-            let size = Int(UInt32(bytes[at + 4]) | UInt32(bytes[at + 5]) << 8 | UInt32(bytes[at + 6]) << 16 | UInt32(bytes[at + 7]) << 24)
-            if id == "data" { return Data(bytes[(at + 8)..<min(bytes.count, at + 8 + size)]) }
-            at += 8 + size + (size & 1)
-        }
-        throw CocoaError(.fileReadCorruptFile)
-    }
-
     static func run(_ executable: String, _ arguments: [String]) throws -> CLI.Output {
         try CLI.run(arguments, executable: URL(fileURLWithPath: executable))
     }
@@ -42,9 +28,9 @@ struct AudioOutputCLITests {
             #expect(try Self.run(Self.tool("flac")!, ["-t", "-s", flac]).status == 0, "flac -t")
             let decoded = dir.appendingPathComponent("\(bits)-decoded.wav").path
             #expect(try Self.run(Self.tool("flac")!, ["-d", "-s", "-f", "-o", decoded, flac]).status == 0)
-            let expected = try Self.samples(Data(contentsOf: URL(fileURLWithPath: wav)))
+            let expected = try WAVChunks.samples(atPath: wav)
             #expect(expected.count > 100_000)
-            #expect(try Self.samples(Data(contentsOf: URL(fileURLWithPath: decoded))) == expected, "\(bits)")
+            #expect(try WAVChunks.samples(atPath: decoded) == expected, "\(bits)")
         }
         // The extension chooses the container; a sample encoding FLAC cannot hold is a usage error.
         let bad = try CLI.run(["render", Self.song, "-o", dir.appendingPathComponent("x.flac").path, "--format", "f32"] + Self.options)
@@ -62,8 +48,8 @@ struct AudioOutputCLITests {
         #expect(r.status == 0, "\(r.stderr)")
         let decoded = dir.appendingPathComponent("decoded.wav").path
         #expect(try Self.run(Self.tool("oggdec")!, ["-Q", "-o", decoded, ogg]).status == 0)
-        let frames = try Self.samples(Data(contentsOf: URL(fileURLWithPath: wav))).count / 4
-        #expect(try Self.samples(Data(contentsOf: URL(fileURLWithPath: decoded))).count / 4 == frames)
+        let frames = try WAVChunks.samples(atPath: wav).count / 4
+        #expect(try WAVChunks.samples(atPath: decoded).count / 4 == frames)
 
         let opus = dir.appendingPathComponent("a.opus").path
         let o = try CLI.run(["render", Self.song, "-o", opus, "--sample-rate", "48000"] + Self.options)
@@ -89,8 +75,8 @@ struct AudioOutputCLITests {
         func int16s(_ data: Data) -> [Double] {
             data.withUnsafeBytes { raw in (0..<raw.count / 2).map { Double(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self))) } }
         }
-        let original = int16s(try Self.samples(Data(contentsOf: URL(fileURLWithPath: wav))))
-        let lossy = int16s(try Self.samples(Data(contentsOf: URL(fileURLWithPath: decoded))))
+        let original = int16s(try WAVChunks.samples(atPath: wav))
+        let lossy = int16s(try WAVChunks.samples(atPath: decoded))
         #expect(lossy.count == original.count, "opusdec gave \(lossy.count / 2) frames, the WAV has \(original.count / 2)")
         let n = min(lossy.count, original.count)
         let energy = original[..<n].reduce(0) { $0 + $1 * $1 }, decodedEnergy = lossy[..<n].reduce(0) { $0 + $1 * $1 }
@@ -110,7 +96,7 @@ struct AudioOutputCLITests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let wav = dir.appendingPathComponent("file.wav").path
         #expect(try CLI.run(["render", Self.song, "-o", wav] + Self.options).status == 0)
-        let expected = try Self.samples(Data(contentsOf: URL(fileURLWithPath: wav)))
+        let expected = try WAVChunks.samples(atPath: wav)
 
         let fifo = dir.appendingPathComponent("pipe.wav").path
         #expect(mkfifo(fifo, 0o644) == 0)
@@ -124,7 +110,7 @@ struct AudioOutputCLITests {
         #expect(r.status == 0, "\(r.stderr)")
         var info = stat()
         #expect(stat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "still a FIFO")
-        #expect(try Self.samples(Data(contentsOf: URL(fileURLWithPath: captured))) == expected)
+        #expect(try WAVChunks.samples(atPath: captured) == expected)
 
         let raw = dir.appendingPathComponent("sox.raw").path
         let quoted = ([CLI.binary.path, "render", Self.song, "-o", "-"] + Self.options).map { "'\($0)'" }.joined(separator: " ")
@@ -136,7 +122,7 @@ struct AudioOutputCLITests {
             let decoded = dir.appendingPathComponent("flac-stdout.wav").path
             let flacPipe = try Self.run("/bin/bash", ["-c", "set -o pipefail; \(quoted) --format flac | flac -d -s -f -o '\(decoded)' -"])
             #expect(flacPipe.status == 0, "\(flacPipe.stderr)")
-            #expect(try Self.samples(Data(contentsOf: URL(fileURLWithPath: decoded))) == expected, "FLAC on standard output")
+            #expect(try WAVChunks.samples(atPath: decoded) == expected, "FLAC on standard output")
         }
 
         // The MIDI writers take the same care: convert into a FIFO.
@@ -199,7 +185,7 @@ struct AudioOutputCLITests {
             let r = try CLI.run(["render", song.path, "-o", out, "--instrument", "builtin", "--format", format])
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stdout.contains("peak silence,"), "\(r.stdout)")
-            let samples = try Self.samples(Data(contentsOf: URL(fileURLWithPath: out)))
+            let samples = try WAVChunks.samples(atPath: out)
             #expect(samples.count >= width * 2 * 4_000 && samples.allSatisfy { $0 == 0 }, "\(format)")
         }
         // A song that sounds is not called silent.

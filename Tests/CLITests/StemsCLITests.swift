@@ -1,3 +1,4 @@
+import AudioTestSupport
 import Foundation
 import MIDI
 import MIDIFile
@@ -11,7 +12,7 @@ struct StemsCLITests {
 
     /// The interleaved samples of a 32-bit float WAV.
     static func floats(_ path: String) throws -> [Float] {
-        let data = try AudioOutputCLITests.samples(Data(contentsOf: URL(fileURLWithPath: path)))
+        let data = try WAVChunks.samples(atPath: path)
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
 

@@ -1,3 +1,4 @@
+import AudioTestSupport
 import Foundation
 import MIDI
 import MIDIFile
@@ -25,7 +26,7 @@ struct TailCLITests {
 
     /// The float samples of a 32-bit float stereo WAV, as the largest magnitude per frame.
     static func frameLevels(_ path: String) throws -> [Float] {
-        let data = try AudioOutputCLITests.samples(Data(contentsOf: URL(fileURLWithPath: path)))
+        let data = try WAVChunks.samples(atPath: path)
         return data.withUnsafeBytes { raw in
             let samples = raw.bindMemory(to: Float.self)
             return (0..<samples.count / 2).map { max(abs(samples[2 * $0]), abs(samples[2 * $0 + 1])) }

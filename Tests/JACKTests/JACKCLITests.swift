@@ -1,3 +1,4 @@
+import AudioTestSupport
 import Foundation
 import JACK
 import Testing
@@ -37,21 +38,10 @@ extension JACKClientTests {
 
     /// The interleaved samples of a 32-bit float WAV file.
     static func floatSamples(_ path: String) throws -> [Float] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        let bytes = [UInt8](data)
-        var offset = 12
-        while offset + 8 <= bytes.count {
-            let id = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
-            let size = Int(bytes[offset + 4]) | Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6]) << 16 | Int(bytes[offset + 7]) << 24
-            if id == "data" {
-                let end = min(bytes.count, offset + 8 + size)
-                return stride(from: offset + 8, to: end - 3, by: 4).map { i in
-                    Float(bitPattern: UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)
-                }
-            }
-            offset += 8 + size + (size & 1)
+        let bytes = [UInt8](try WAVChunks.samples(atPath: path))
+        return stride(from: 0, to: bytes.count - 3, by: 4).map { i in
+            Float(bitPattern: UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)
         }
-        return []
     }
 
     @Test("tactus play --driver jack: what another client captures equals tactus render at the server's rate")

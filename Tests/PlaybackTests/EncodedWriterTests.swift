@@ -41,19 +41,6 @@ import Testing
         try writer.finish()
     }
 
-    /// The bytes of a WAV file's data chunk, found by walking the chunks.
-    static func dataChunk(_ path: String) throws -> ArraySlice<UInt8> {
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        var at = 12
-        while at + 8 <= bytes.count {
-            let size = bytes[(at + 4)..<(at + 8)].reversed().reduce(0) { $0 << 8 | Int($1) }
-            if bytes[at..<(at + 4)].elementsEqual("data".utf8) { return bytes[(at + 8)..<min(bytes.count, at + 8 + size)] }
-            at += 8 + size + (size & 1)
-        }
-        Issue.record("\(path): no data chunk")
-        return []
-    }
-
     func temporaryDirectory() throws -> String {
         let dir = NSTemporaryDirectory() + "tactus-encoded-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -72,9 +59,9 @@ import Testing
             try Self.write(.flac(bitsPerSample: bits), to: flac, rate: 44_100, signal)
             #expect(try ExternalTools.run(Self.tool("flac")!, ["-t", "-s", flac]) == 0, "flac -t \(bits)-bit")
             #expect(try ExternalTools.run(Self.tool("flac")!, ["-d", "-s", "-f", "-o", decoded, flac]) == 0)
-            let expected = try Self.dataChunk(wav)
+            let expected = try WAVChunks.samples(atPath: wav)
             #expect(expected.count == 88_200 * 2 * bits / 8)
-            #expect(try Self.dataChunk(decoded) == expected, "\(bits)-bit FLAC decodes to the WAV writer's samples")
+            #expect(try WAVChunks.samples(atPath: decoded) == expected, "\(bits)-bit FLAC decodes to the WAV writer's samples")
         }
     }
 
@@ -86,7 +73,7 @@ import Testing
         let ogg = "\(dir)/a.ogg", decoded = "\(dir)/decoded.wav"
         try Self.write(.vorbis, to: ogg, rate: 44_100, Self.signal(frames: 44_100, rate: 44_100))
         #expect(try ExternalTools.run(Self.tool("oggdec")!, ["-Q", "-o", decoded, ogg]) == 0)
-        #expect(try Self.dataChunk(decoded).count == 44_100 * 2 * 2, "oggdec's 16-bit stereo output has every frame")
+        #expect(try WAVChunks.samples(atPath: decoded).count == 44_100 * 2 * 2, "oggdec's 16-bit stereo output has every frame")
 
         let opus = "\(dir)/a.opus"
         try Self.write(.opus, to: opus, rate: 48_000, Self.signal(frames: 48_000, rate: 48_000))

@@ -1,3 +1,4 @@
+import AudioTestSupport
 import AudioGraph
 import Foundation
 import MIDIFile
@@ -7,14 +8,7 @@ import Testing
 
 /// The PCM data of a WAV file Tactus wrote (the bytes after the `data` chunk header).
 func wavSampleData(_ path: String) throws -> [UInt8] {
-    let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-    var i = 12
-    while i + 8 <= bytes.count {
-        let size = Int(bytes[i + 4]) | Int(bytes[i + 5]) << 8 | Int(bytes[i + 6]) << 16 | Int(bytes[i + 7]) << 24
-        if bytes[i..<i + 4].elementsEqual("data".utf8) { return Array(bytes[(i + 8)..<min(bytes.count, i + 8 + size)]) }
-        i += 8 + size + (size & 1)
-    }
-    throw CocoaError(.fileReadCorruptFile)
+    [UInt8](try WAVChunks.samples(atPath: path))
 }
 
 /// `tactus play` against `tactus render`: the same engine path, so the same samples.
