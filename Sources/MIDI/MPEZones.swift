@@ -136,3 +136,15 @@ public struct MPEZones: Sendable, Hashable {
         (lower > 0 ? 1 << UInt16(lowerManager) : 0) | (upper > 0 ? 1 << UInt16(upperManager) : 0)
     }
 }
+
+extension MIDIMessage {
+    /// True for pitch bend, channel pressure and controller 74: the expression MPE gives each
+    /// note on its member channel, sent just before the note-on for its start.
+    public var isNoteExpression: Bool {
+        switch status & 0xF0 {
+        case 0xE0, 0xD0: true
+        case 0xB0: data1 == 74
+        default: false
+        }
+    }
+}

@@ -257,18 +257,32 @@ public struct MIDIRecorder: Sendable {
         return result
     }
 
+    /// The take with its note starts on the grid. The expression played for a note's start
+    /// (pitch bend, channel pressure, CC 74 on its channel at its tick) moves with a note
+    /// pulled earlier, so it still comes before the note-on, as `MusicSequence.quantize` does.
     private func quantized(_ events: [TimedEvent]) -> [TimedEvent] {
         guard let grid = settings.quantize else { return events }
         let step = grid.ticks(ticksPerQuarter: ticksPerQuarter)
-        return events.map { e in
-            guard case .note = e.event else { return e }
+        struct ChannelTick: Hashable { var channel: UInt8, tick: Int64 }
+        var movedEarlier: [ChannelTick: Int64] = [:]
+        let notesOnGrid = events.map { e in
+            guard case .note(let n) = e.event else { return e }
             var q = e
             var line = ((e.tick + step / 2) / step) * step
             // A start pulled onto the loop's end would belong to the next pass: keep it inside.
             if let loop = settings.loop, line >= loop.upperBound { line -= step }
             if let loop = settings.loop { line = max(loop.lowerBound, line) }
             q.tick = max(0, line)
+            if q.tick < e.tick { movedEarlier[ChannelTick(channel: n.channel, tick: e.tick)] = q.tick }
             return q
+        }
+        guard !movedEarlier.isEmpty else { return notesOnGrid }
+        return notesOnGrid.map { e in
+            guard case .message(let m) = e.event, m.isNoteExpression,
+                  let start = movedEarlier[ChannelTick(channel: m.channel, tick: e.tick)] else { return e }
+            var moved = e
+            moved.tick = start
+            return moved
         }
     }
 

@@ -95,6 +95,11 @@ extension MusicSequence {
 
     /// Moves note starts (and/or ends) toward the grid by `strength` (0...1). `swing` (0...1)
     /// delays every second grid line by up to half a step.
+    ///
+    /// A note's expression at its start goes with it: pitch bend, channel pressure and CC 74 on
+    /// the note's channel at the note's tick move to an earlier start too, so they still come
+    /// before the note-on (MPE sends a note's initial bend, pressure and timbre that way). A
+    /// later start needs nothing: they already precede it.
     @discardableResult
     public mutating func quantize(grid: QuantizeGrid, strength: Double = 1, swing: Double = 0, starts: Bool = true, ends: Bool = false, scope: EditScope = .all) -> EditReport {
         let step = grid.ticks(ticksPerQuarter: ticksPerQuarter)
@@ -108,23 +113,35 @@ extension MusicSequence {
             let line = candidates.first ?? 0
             return tick + Int64((Double(line - tick) * strength).rounded())
         }
+        struct ChannelTick: Hashable { var channel: UInt8, tick: Int64 }
         var report = EditReport()
         forEachTrack(scope, includeTempoTrack: false) { index, track in
             var touched = 0
+            // Where the notes starting on a channel at a tick moved to, when that is earlier.
+            var movedEarlier: [ChannelTick: Int64] = [:]
             track.mapEvents { e in
                 guard scope.includes(e), case .note(var n) = e.event else { return }
                 let start = starts ? target(e.tick) : e.tick
                 var end = ends ? target(e.tick + n.duration) : e.tick + n.duration
                 if end <= start { end = start + max(1, min(n.duration, step / 2)) }
                 if start != e.tick || end != e.tick + n.duration { touched += 1 }
+                if start < e.tick { movedEarlier[ChannelTick(channel: n.channel, tick: e.tick)] = start }
                 n.duration = end - start
                 e.tick = start
                 e.event = .note(n)
+            }
+            if !movedEarlier.isEmpty {
+                track.mapEvents { e in
+                    guard case .message(let m) = e.event, m.isNoteExpression, scope.includes(e),
+                          let start = movedEarlier[ChannelTick(channel: m.channel, tick: e.tick)] else { return }
+                    e.tick = start
+                }
             }
             report.add(index, touched)
         }
         return report
     }
+
 
     // MARK: Time ranges
 

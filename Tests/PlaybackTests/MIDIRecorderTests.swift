@@ -224,6 +224,17 @@ func tempoChangeSequence() -> MusicSequence {
         var looped = ManualInput(sequence: tempoChangeSequence(), RecordingSettings(loop: 0..<1920, quantize: QuantizeGrid(noteValue: 4)))
         looped.note(64, at: 0.9, for: 0.05)   // tick 1728, nearest quarter is the loop's end: kept in the pass
         #expect(looped.notes == [[0, 960, 64, 96]])
+        // The bend and timbre played for a note's start go to the grid with it; a bend during the note stays.
+        var expressive = ManualInput(sequence: tempoChangeSequence(), RecordingSettings(quantize: QuantizeGrid(noteValue: 16)))
+        expressive.recorder.record([0xE0, 0, 80], atSeconds: 0.13)
+        expressive.recorder.record([0xB0, 74, 20], atSeconds: 0.13)
+        expressive.note(60, at: 0.13, for: 0.2)
+        expressive.recorder.record([0xE0, 0, 90], atSeconds: 0.2)
+        let events = expressive.recorder.takes[0].track.events
+        #expect(expressive.notes == [[0, 240, 60, 384]])
+        #expect(events.contains { $0.tick == 240 && $0.event == .message(MIDIMessage(status: 0xE0, data1: 0, data2: 80)) })
+        #expect(events.contains { $0.tick == 240 && $0.event == .message(.controlChange(channel: 0, controller: 74, value: 20)) })
+        #expect(events.contains { $0.tick == 384 && $0.event == .message(MIDIMessage(status: 0xE0, data1: 0, data2: 90)) })
     }
 
     @Test func overdubAndReplaceIntoATrack() {

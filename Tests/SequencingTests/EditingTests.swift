@@ -128,6 +128,28 @@ struct EditingTests {
         #expect(QuantizeGrid(parsing: "1/7") == nil)
     }
 
+    @Test("Quantize moves a note's initial bend, pressure and CC 74 with a note it moves earlier; other channels' and later expression stay")
+    func quantizeCarriesInitialExpression() {
+        var track = MusicTrack()
+        let bend = MIDIMessage(status: 0xE3, data1: 0, data2: 80), pressure = MIDIMessage(status: 0xD3, data1: 90, data2: 0)
+        let timbre = MIDIMessage(status: 0xB3, data1: 74, data2: 20), volume = MIDIMessage(status: 0xB3, data1: 7, data2: 100)
+        let otherChannel = MIDIMessage(status: 0xE4, data1: 0, data2: 10), during = MIDIMessage(status: 0xE3, data1: 0, data2: 90)
+        for m in [bend, pressure, timbre, volume, otherChannel] { track.add(.message(m), at: 125) }
+        track.addNote(at: 125, channel: 3, key: 60, velocity: 90, duration: 100)
+        track.add(.message(during), at: 130)
+        // A note moved later (to 240) leaves its expression where it was, before it.
+        let lateBend = MIDIMessage(status: 0xE5, data1: 0, data2: 70)
+        track.add(.message(lateBend), at: 235)
+        track.addNote(at: 235, channel: 5, key: 62, velocity: 90, duration: 100)
+        var s = MusicSequence(timeBase: .ticksPerQuarter(480), tracks: [track])
+        s.quantize(grid: QuantizeGrid(parsing: "1/16")!)
+        var ticks: [MIDIMessage: Int64] = [:]
+        for e in s.tracks[0].events { if case .message(let m) = e.event { ticks[m] = e.tick } }
+        #expect(Self.notes(s.tracks[0]).map { $0[0] } == [120, 240])
+        #expect(ticks[bend] == 120 && ticks[pressure] == 120 && ticks[timbre] == 120)
+        #expect(ticks[volume] == 125 && ticks[otherChannel] == 125 && ticks[during] == 130 && ticks[lateBend] == 235)
+    }
+
     @Test("Quantize with strength 0 changes nothing")
     func quantizeZero() {
         for seed in UInt64(1)...10 {
