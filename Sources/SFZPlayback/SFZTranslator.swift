@@ -307,7 +307,7 @@ struct SFZTranslator {
         // SFZ has no vibrato from the modulation wheel or channel pressure (SoundFont's defaults 8.4.3 and 8.4.4).
         modulators[2].amount = 0
         modulators[3].amount = 0
-        // Volume and expression follow sfizz's curve in the region rule's SFZ output, not
+        // Volume and expression follow sfizz's curve in the region rule's SFZ voicing, not
         // SoundFont's concave one (8.4.5 and 8.4.7); sfizz sends nothing to reverb or chorus
         // without an <effect> (8.4.8 and 8.4.9).
         for index in [4, 6, 7, 8] { modulators[index].amount = 0 }
@@ -359,7 +359,7 @@ struct SFZTranslator {
             storage.samples.append(header)
         }
         // The pan generator carries `pan` (and CC 10 adds to it, as in sfizz); the region
-        // rule's SFZ output places each channel of a stereo sample with width and position.
+        // rule's SFZ voicing places each channel of a stereo sample with width and position.
         generators[.pan] = Int32(min(max(region.pan * 5, -500), 500).rounded())
         for c in 0..<source.channels {
             result.append(SoundFontRegion(keyRange: keys, velocityRange: velocities, sampleIndex: firstHeader + c,
