@@ -325,10 +325,10 @@ extension SamplerNode {
         v.pointee.pitch = nominal + 100 * Double(g(.coarseTune)) + Double(g(.fineTune))
         v.pointee.attenuation = min(max(g(.initialAttenuation), 0), 1440)
         let pan = min(max(g(.pan), -500), 500)
-        if let output = v.pointee.sfzVoicing {
+        if let voicing = v.pointee.sfzVoicing {
             let c = Int(v.pointee.channel) * 128
-            (v.pointee.panLeft, v.pointee.panRight) = output.gains(pan: Double(pan) / 500, volume: controllers[c + 7],
-                                                                   expression: controllers[c + 11])
+            (v.pointee.panLeft, v.pointee.panRight) = voicing.gains(pan: Double(pan) / 500, volume: controllers[c + 7],
+                                                                    expression: controllers[c + 11])
         } else {
             v.pointee.panLeft = Float(sin(Double(500 - pan) / 1000 * Double.pi / 2))
             v.pointee.panRight = Float(sin(Double(500 + pan) / 1000 * Double.pi / 2))
