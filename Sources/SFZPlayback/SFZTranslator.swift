@@ -233,6 +233,7 @@ struct SFZTranslator {
                                  to result: inout [SoundFontRegion]) throws(SFZPlaybackError) {
         var generators = SoundFontGenerators.defaults
         var modulators = SoundFontModulator.defaults
+        func silence(_ which: SoundFontModulator.Default) { modulators[which.rawValue].amount = 0 }
         warnAboutUnplayed(region)
 
         // Sample range.
@@ -292,7 +293,7 @@ struct SFZTranslator {
         let attenuationDecibels = min(max(outputGain - Self.gain(region), 0), 144)
         generators[.initialAttenuation] = Int32((attenuationDecibels * 10 / 0.4).rounded())
         // SFZ's velocity-to-gain is the region rule's gain table, in place of SoundFont's concave curve.
-        modulators[0].amount = 0
+        silence(.velocityToAttenuation)
 
         // Amplitude envelope.
         let amp = region.amplitudeEnvelope
@@ -305,17 +306,17 @@ struct SFZTranslator {
         generators[.sustainVolEnv] = SamplerEnvelopeRule.volumeSustain(amp.sustain)
 
         // SFZ has no vibrato from the modulation wheel or channel pressure (SoundFont's defaults 8.4.3 and 8.4.4).
-        modulators[2].amount = 0
-        modulators[3].amount = 0
+        silence(.channelPressureToVibrato)
+        silence(.modulationWheelToVibrato)
         // Volume and expression follow sfizz's curve in the region rule's SFZ voicing, not
         // SoundFont's concave one (8.4.5 and 8.4.7); sfizz sends nothing to reverb or chorus
         // without an <effect> (8.4.8 and 8.4.9).
-        for index in [4, 6, 7, 8] { modulators[index].amount = 0 }
+        for which in [.volumeToAttenuation, .expressionToAttenuation, .reverbSend, .chorusSend] as [SoundFontModulator.Default] { silence(which) }
 
         // Filter: SFZ has no velocity-to-cutoff unless fil_veltrack says so. Every fil_type
         // follows the same cutoff generators; the region rule's filter kind gives the shape (the
         // one-pole kinds ignore the resonance, as sfizz's).
-        modulators[1].amount = 0
+        silence(.velocityToFilterCutoff)
         if let cutoff = region.cutoff {
             var absoluteCents = 1200 * log2(max(cutoff, 1) / 8.176)
             generators[.initialFilterQ] = Int32(min(max(region.resonance * 10, 0), 960).rounded())

@@ -208,7 +208,32 @@ public struct SoundFontModulator: Sendable, Hashable {
             && amountSource == other.amountSource && transform == other.transform
     }
 
-    /// The ten default modulators every instrument zone starts with (section 8.4).
+    /// Where each of the ten default modulators (section 8.4) sits in ``defaults``.
+    public enum Default: Int, CaseIterable, Sendable {
+        /// 8.4.1: note-on velocity to initial attenuation.
+        case velocityToAttenuation
+        /// 8.4.2: note-on velocity to filter cutoff.
+        case velocityToFilterCutoff
+        /// 8.4.3: channel pressure to vibrato LFO pitch depth.
+        case channelPressureToVibrato
+        /// 8.4.4: the modulation wheel (CC 1) to vibrato LFO pitch depth.
+        case modulationWheelToVibrato
+        /// 8.4.5: volume (CC 7) to initial attenuation.
+        case volumeToAttenuation
+        /// 8.4.6: pan (CC 10) to pan.
+        case panToPan
+        /// 8.4.7: expression (CC 11) to initial attenuation.
+        case expressionToAttenuation
+        /// 8.4.8: CC 91 to the reverb send.
+        case reverbSend
+        /// 8.4.9: CC 93 to the chorus send.
+        case chorusSend
+        /// 8.4.10: the pitch wheel to initial pitch, scaled by its sensitivity.
+        case pitchWheelToPitch
+    }
+
+    /// The ten default modulators every instrument zone starts with (section 8.4), in the
+    /// order of ``Default``.
     ///
     /// Velocity-to-filter-cutoff follows FluidSynth rather than the letter of the
     /// specification (whose secondary source makes the modulator a no-op in most players):
