@@ -161,7 +161,11 @@ struct RecordCommand: ParsableCommand {
                 throw ExitCode(ExitStatus.unavailable)
             }
         }
-        if let inputDevice { described.append(inputDevice) }
+        if let inputDevice, let device = inputs.last(where: { !($0 is SequencerRecordingInput) }) {
+            // Which clock stamps the bytes matters to whoever times a performance: say it.
+            described.append(device is RawMIDIInput ? "\(inputDevice) (\(device.inputDescription), stamped by the driver)"
+                                                    : "\(inputDevice) (stamped as read)")
+        }
 
         let options = RecordingSession.Options(
             settings: plan.settings, countInBars: countIn, metronome: metronome, thru: !noThru,

@@ -1,7 +1,9 @@
+import ALSA
 import Foundation
 import MIDI
 import MIDIFile
 import Sequencing
+import Synchronization
 import Testing
 
 /// `tactus record` against the real ALSA sequencer and snd-virmidi; runs inside the QEMU VM of
@@ -45,7 +47,7 @@ struct RecordDeviceTests {
 
     /// A message as recorded: its time and its bytes, note-offs written `8n kk` whatever
     /// their encoding and velocity.
-    struct Timed: CustomStringConvertible {
+    struct Timed: CustomStringConvertible, Sendable {
         var seconds: Double
         var bytes: [UInt8]
         var description: String { String(format: "%.4f ", seconds) + bytes.map { String(format: "%02x", $0) }.joined(separator: " ") }
@@ -74,42 +76,125 @@ struct RecordDeviceTests {
         return result.sorted { $0.seconds < $1.seconds }
     }
 
-    /// The same messages, each at its original time (after one common offset: when the
-    /// first arrived) within `tolerance`; returns the worst deviation.
-    @discardableResult
-    func expectSame(_ recorded: [Timed], _ original: [Timed], tolerance: Double = 0.002) -> Double {
-        #expect(recorded.count == original.count, "recorded \(recorded.count) messages, expected \(original.count)")
-        guard let r0 = recorded.first, let o0 = original.first else { return .infinity }
+    /// How far each recorded message is from its original time, after one common offset (when
+    /// the first arrived): the worst distance, and the originals the recording lacks.
+    func deviation(_ recorded: [Timed], _ original: [Timed]) -> (worst: Double, largest: [(Double, Timed)], missing: [Timed]) {
+        guard let r0 = recorded.first, let o0 = original.first else { return (.infinity, [], original) }
         let offset = r0.seconds - o0.seconds
         // Messages at nearly the same time may swap places; within one kind of message
         // (same bytes) the order is the order played.
         var byBytes: [[UInt8]: [Double]] = [:]
         for r in recorded { byBytes[r.bytes, default: []].append(r.seconds) }
         var used: [[UInt8]: Int] = [:]
-        var worst = 0.0
+        var deviations: [(Double, Timed)] = []
+        var missing: [Timed] = []
         for o in original {
             let i = used[o.bytes, default: 0]
             used[o.bytes] = i + 1
             guard let times = byBytes[o.bytes], i < times.count else {
-                Issue.record("missing \(o)")
+                missing.append(o)
                 continue
             }
-            worst = max(worst, abs(times[i] - offset - o.seconds))
+            deviations.append((times[i] - offset - o.seconds, o))
         }
+        let largest = Array(deviations.sorted { abs($0.0) > abs($1.0) }.prefix(5))
+        return (abs(largest.first?.0 ?? 0), largest, missing)
+    }
+
+    /// The same messages, each at its original time (after one common offset: when the
+    /// first arrived) within `tolerance`; returns the worst deviation.
+    @discardableResult
+    func expectSame(_ recorded: [Timed], _ original: [Timed], tolerance: Double = 0.002) -> Double {
+        #expect(recorded.count == original.count, "recorded \(recorded.count) messages, expected \(original.count)")
+        let (worst, largest, missing) = deviation(recorded, original)
+        for m in missing { Issue.record("missing \(m)") }
         #expect(worst <= tolerance, "a message is \(worst * 1000) ms off")
         if worst > tolerance {
             // Which messages, for whoever reads the failure.
-            var deviations: [(Double, Timed)] = []
-            var seen: [[UInt8]: Int] = [:]
-            for o in original {
-                let i = seen[o.bytes, default: 0]
-                seen[o.bytes] = i + 1
-                if let t = byBytes[o.bytes], i < t.count { deviations.append((t[i] - offset - o.seconds, o)) }
-            }
-            for d in deviations.sorted(by: { abs($0.0) > abs($1.0) }).prefix(5) { print(String(format: "  %+.3f ms at ", d.0 * 1000) + "\(d.1)") }
+            for d in largest { print(String(format: "  %+.3f ms at ", d.0 * 1000) + "\(d.1)") }
         }
         print("recorded \(recorded.count) messages, each within \(String(format: "%.3f", worst * 1000)) ms of its time")
         return worst
+    }
+
+    /// The recorded times against a witness's (``RawDeviceWitness``), matched message by message
+    /// and aligned by their median offset: half of them within `tolerance`. The kernel stamps the
+    /// two raw devices one after the other in one dispatch, which the emulated machine now and
+    /// then stretches (seen on a quiet host: 0.04 ms usually, 1.2 ms for one message in twenty,
+    /// 4.8 ms at worst), so only the median tells a recording at the driver's stamps from one
+    /// stamped on reading, whose reading thread wakes 0.5 to 7 ms late here. Returns the median,
+    /// the 95th percentile and the worst distance, which are printed.
+    @discardableResult
+    func expectWitnessTimes(_ recorded: [Timed], _ witnessed: [Timed], tolerance: Double = 0.0005) -> (median: Double, p95: Double, worst: Double) {
+        #expect(recorded.count == witnessed.count, "recorded \(recorded.count) messages, the witness saw \(witnessed.count)")
+        var byBytes: [[UInt8]: [Double]] = [:]
+        for r in recorded { byBytes[r.bytes, default: []].append(r.seconds) }
+        var used: [[UInt8]: Int] = [:]
+        var differences: [Double] = []
+        for w in witnessed {
+            let i = used[w.bytes, default: 0]
+            used[w.bytes] = i + 1
+            guard let times = byBytes[w.bytes], i < times.count else {
+                Issue.record("not recorded: \(w)")
+                continue
+            }
+            differences.append(times[i] - w.seconds)
+        }
+        guard !differences.isEmpty else { return (.infinity, .infinity, .infinity) }
+        let offset = differences.sorted()[differences.count / 2]
+        let distances = differences.map { abs($0 - offset) }.sorted()
+        let p95 = distances[min(distances.count - 1, Int((Double(distances.count) * 0.95).rounded(.up)) - 1)]
+        let result = (median: distances[distances.count / 2], p95: p95, worst: distances.last!)
+        #expect(result.median <= tolerance, "half the messages are more than \(result.median * 1000) ms from the witness's stamps")
+        print(String(format: "recorded %d messages at the driver's stamps: median %.3f ms, 95 %% within %.3f ms, worst %.3f ms from the witness's",
+                     recorded.count, result.median * 1000, result.p95 * 1000, result.worst * 1000))
+        return result
+    }
+
+    /// Reads a second VirMIDI raw device fed by the same sequencer port as the one a recording
+    /// reads, with the driver's own stamps: the kernel stamps both devices' bytes in the same
+    /// dispatch, so the witness's times are the times a recording must show, however late the
+    /// emulated machine delivered the messages (on a loaded host, by tens of milliseconds now
+    /// and then). The sequencer's own stamps cannot serve: each queue keeps its time by its own
+    /// timer's interrupts, and two queues were seen 3 to 5 ms apart here.
+    final class RawDeviceWitness: Sendable {
+        private final class Seen: Sendable {
+            let state = Mutex<(parser: MIDIByteStreamParser, messages: [Timed])>((MIDIByteStreamParser(), []))
+        }
+        private let input: RawMIDIInput
+        private let seen = Seen()
+
+        init(device path: String) throws {
+            input = try #require(RawMIDIInput(path: path), "\(path) cannot be read with the driver's stamps")
+            input.start { [seen] nanos, bytes in
+                seen.state.withLock { state in
+                    state.parser.feed(bytes) { event in
+                        let message: [UInt8]
+                        switch event {
+                        case .message(let m) where m.isChannelMessage:
+                            message = m.isNoteOff ? [0x80 | m.channel, m.data1] : m.bytes
+                        case .systemExclusive(let bytes, true):
+                            message = bytes
+                        default:
+                            return
+                        }
+                        state.messages.append(Timed(seconds: Double(nanos) / 1e9, bytes: message))
+                    }
+                }
+            }
+        }
+
+        /// Stops reading; what arrived, in order.
+        func stop() -> [Timed] {
+            input.stop()
+            return seen.state.withLock { $0.messages }
+        }
+    }
+
+    /// Runs `aconnect ARGS` (a subscription between two other clients' ports).
+    func aconnect(_ arguments: [String], dir: String) throws {
+        let pid = try ports.spawn("/usr/bin/aconnect", arguments, stdout: dir + "/aconnect.out", stderr: dir + "/aconnect.err")
+        #expect(ports.waitForExit(pid, seconds: 10, what: "aconnect") == 0, "aconnect \(arguments): \(read(dir + "/aconnect.err"))")
     }
 
     /// The first `seconds` of a song of the repository (notes cut there), written to `dir`:
@@ -180,15 +265,29 @@ struct RecordDeviceTests {
     @Test func theVirmidiRawDeviceIsRecordedWithTheSameEvents() throws {
         let dir = try workspace()
         let song = try excerpt("morning-steps.mid", seconds: 6, dir: dir)
-        // aplaymidi sends to VirMIDI 1-0 (client 20); its raw side /dev/snd/midiC1D0 gets the bytes.
-        let run = try recordAplaymidi(song, port: "20:0", recordArguments: ["-o", dir + "/rec.mid", "--no-audio", "--input-device", "/dev/snd/midiC1D0"],
+        // aplaymidi sends to Midi Through (14:0), which passes every message on at once to
+        // VirMIDI 1-0 (client 20), whose raw side /dev/snd/midiC1D0 is recorded, and to VirMIDI
+        // 1-2 (client 22), whose raw side the witness reads.
+        let witness = try RawDeviceWitness(device: "/dev/snd/midiC1D2")
+        try aconnect(["14:0", "20:0"], dir: dir)
+        try aconnect(["14:0", "22:0"], dir: dir)
+        defer {
+            try? aconnect(["-d", "14:0", "20:0"], dir: dir)
+            try? aconnect(["-d", "14:0", "22:0"], dir: dir)
+        }
+        let run = try recordAplaymidi(song, port: "14:0", recordArguments: ["-o", dir + "/rec.mid", "--no-audio", "--input-device", "/dev/snd/midiC1D0"],
                                       dir: dir)
+        let delivered = witness.stop()
         #expect(run.status == 0, "\(run.err)")
-        // The same messages. The raw device stamps bytes as they arrive, which includes how
-        // late the emulated CPU ran the interrupt that delivered them (aplaymidi's queue
-        // timer), unlike the sequencer's tick stamps: the figure is printed, and only an error
-        // beyond what the VM shows fails.
-        expectSame(try events(dir + "/rec.mid"), try events(song), tolerance: 0.015)
+        // The same messages as the song, at the times the driver stamped them on arrival. How late
+        // the emulated machine delivered them (aplaymidi's queue timer's interrupts) is printed,
+        // and is not the recording's error.
+        let recorded = try events(dir + "/rec.mid")
+        let original = try events(song)
+        #expect(delivered.count == original.count, "the witness saw \(delivered.count) messages, the song has \(original.count)")
+        expectWitnessTimes(recorded, delivered)
+        let late = deviation(delivered, original)
+        print(String(format: "the sequencer delivered them within %.3f ms of the song's times", late.worst * 1000))
     }
 
     /// Writes raw bytes into /dev/snd/midiC1D1, which VirMIDI 1-1 (client 21) sends on.
@@ -219,7 +318,17 @@ struct RecordDeviceTests {
     @Test func afterKill9RecoverBringsBackEveryEventOlderThan100ms() throws {
         let dir = try workspace()
         let out = dir + "/rec.mid"
-        let recording = try startRecording(["-o", out, "--no-audio", "--port", "21:0"], dir: dir)
+        // The bytes this test writes to /dev/snd/midiC1D1 come out of VirMIDI 1-1 (client 21),
+        // which passes them to VirMIDI 1-0 and 1-2: the recording reads the raw side of the one,
+        // the witness that of the other.
+        let witness = try RawDeviceWitness(device: "/dev/snd/midiC1D2")
+        try aconnect(["21:0", "20:0"], dir: dir)
+        try aconnect(["21:0", "22:0"], dir: dir)
+        defer {
+            try? aconnect(["-d", "21:0", "20:0"], dir: dir)
+            try? aconnect(["-d", "21:0", "22:0"], dir: dir)
+        }
+        let recording = try startRecording(["-o", out, "--no-audio", "--input-device", "/dev/snd/midiC1D0"], dir: dir)
         let fd = open("/dev/snd/midiC1D1", O_WRONLY)
         try #require(fd >= 0)
         var sent: [(seconds: Double, key: UInt8, on: Bool)] = []
@@ -254,12 +363,16 @@ struct RecordDeviceTests {
         #expect(recovered.count >= old.count, "recovered \(recovered.count) notes, \(old.count) were sent more than 100 ms before the kill")
         let ons = sent.filter(\.on)
         #expect(recovered.map { $0.bytes[1] } == Array(ons.prefix(recovered.count).map(\.key)))
-        // And at the times they were sent.
+        // And at the times the driver stamped them, held to the witness's stamps: how late the
+        // emulated machine got round to this process's writes is no error of the recording, and is
+        // printed.
+        let stamped = witness.stop().filter { $0.bytes[0] & 0xF0 == 0x90 }
+        try #require(stamped.count >= recovered.count, "the witness saw \(stamped.count) notes")
+        let atStamps = expectWitnessTimes(recovered, Array(stamped.prefix(recovered.count)))
         let offset = (recovered.first?.seconds ?? 0) - ons[0].seconds
-        let worst = zip(recovered, ons).map { abs($0.seconds - offset - $1.seconds) }.max() ?? 0
-        // Against when this process wrote them (as its emulated CPU got round to it).
-        #expect(worst <= 0.020, "a recovered note is \(worst * 1000) ms off")
-        print("recovered \(recovered.count) of \(ons.count) notes (\(old.count) sent more than 100 ms before the kill), onsets within \(String(format: "%.3f", worst * 1000)) ms")
+        let fromWrites = zip(recovered, ons).map { abs($0.seconds - offset - $1.seconds) }.max() ?? 0
+        print("recovered \(recovered.count) of \(ons.count) notes (\(old.count) sent more than 100 ms before the kill), onsets within "
+              + String(format: "%.3f ms at worst of the driver's stamps (%.3f ms of when they were written)", atStamps.worst * 1000, fromWrites * 1000))
     }
 
     @Test func anUnknownSourcePortListsThePortsAndExits69() throws {
@@ -301,3 +414,4 @@ struct RecordDeviceTests {
         #expect(got.messages.contains(.controlChange(channel: 9, controller: 123, value: 0)))
     }
 }
+
