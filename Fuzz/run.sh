@@ -5,8 +5,9 @@
 #        FUZZ_MAX_LEN=4096 ... (the largest input tried; default 65536, libFuzzer's own is 4096)
 #        FUZZ_CONFIGURATION=debug ... (a debug build: about a third of the release build's
 #        compile time and several times slower per execution, for CI's short smoke runs)
-# Prints each target's executions and exits 1 when a target finds a crash (2 when they do not build), leaving the
-# input in Fuzz/findings/TARGET/. Seeds come from Songs/, ../shared/corpus/files and
+# Prints each target's executions and exits 1 when a target finds a crash, leaving the input in
+# Fuzz/findings/TARGET/ (also 1, said as such, when a fuzzer is killed from outside or stops
+# without saving an input; 2 when the targets do not build). Seeds come from Songs/, ../shared/corpus/files and
 # Fuzz/seeds/ (fuzz-sf2, fuzz-sf3 and fuzz-dls start from the small hand-built banks in Fuzz/seeds/;
 # fuzz-sfz and fuzz-sfz-play from sfizz's test files in ../shared/sfz; fuzz-journal from the
 # hand-built journals in Fuzz/seeds/).
@@ -82,9 +83,19 @@ for target in "${targets[@]}"; do
     fi
     echo "$target: ${runs:-?} executions in $(( $(date +%s) - started )) s, ${coverage:-coverage ?}, no finding"
   else
+    exit_status=$?
     status=1
-    echo "$target: FINDING (input saved in $findings)"
-    grep -E "ERROR|Fatal error|==ERROR|SUMMARY|fatalError|Test unit written" "$log" | head -20
+    # A finding is an input libFuzzer saved; a fuzzer stopped from outside (the machine's OOM
+    # killer, a CI timeout, kill) saved none and says nothing about the code.
+    if grep -q "Test unit written to" "$log"; then
+      echo "$target: FINDING (input saved in $findings)"
+      grep -E "ERROR|Fatal error|==ERROR|SUMMARY|fatalError|Test unit written" "$log" | head -20
+    elif [ "$exit_status" -gt 128 ]; then
+      echo "$target: stopped by signal $((exit_status - 128)) after $(( $(date +%s) - started )) s, before its budget ran out; no input saved, no finding"
+    else
+      echo "$target: the fuzzer exited with status $exit_status without saving an input; the end of its log:"
+      tail -5 "$log"
+    fi
   fi
 done
 rmdir "$here/findings"/* "$here/findings" 2>/dev/null || true
