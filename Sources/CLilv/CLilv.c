@@ -41,6 +41,7 @@
     F(const LilvPluginClass *, lilv_plugin_get_class, (const LilvPlugin *p), (p), NULL) \
     F(const LilvNode *, lilv_plugin_class_get_uri, (const LilvPluginClass *c), (c), NULL) \
     F(LilvNodes *, lilv_plugin_get_required_features, (const LilvPlugin *p), (p), NULL) \
+    F(LilvNodes *, lilv_plugin_get_value, (const LilvPlugin *p, const LilvNode *predicate), (p, predicate), NULL) \
     F(uint32_t, lilv_plugin_get_num_ports, (const LilvPlugin *p), (p), 0) \
     F(const LilvPort *, lilv_plugin_get_port_by_index, (const LilvPlugin *p, uint32_t i), (p, i), NULL) \
     F(bool, lilv_plugin_has_latency, (const LilvPlugin *p), (p), false) \

@@ -172,7 +172,22 @@ public final class LV2Catalogue {
         let nameNode = lilv_plugin_get_name(plugin)
         let name = nameNode.map { string(lilv_node_as_string($0)) } ?? uri
         if let nameNode { lilv_node_free(nameNode) }
-        let classURI = lilv_plugin_get_class(plugin).flatMap { lilv_plugin_class_get_uri($0) }.map { string(lilv_node_as_uri($0)) } ?? ""
+        // lilv names a class only when the bundle defining it is installed (lv2core.lv2, in Debian's
+        // lv2-dev, which a plain system lacks): otherwise every plugin is a bare lv2:Plugin. The
+        // plugin's own rdf:type statements say what its data says, installed ontology or not.
+        var declaredTypes: [String] = []
+        if let types = lilv_plugin_get_value(plugin, uris.rdfType) {
+            var i = lilv_nodes_begin(types)
+            while !lilv_nodes_is_end(types, i) {
+                if let node = lilv_nodes_get(types, i) { declaredTypes.append(string(lilv_node_as_uri(node))) }
+                i = lilv_nodes_next(types, i)
+            }
+            lilv_nodes_free(types)
+        }
+        let lilvClass = lilv_plugin_get_class(plugin).flatMap { lilv_plugin_class_get_uri($0) }.map { string(lilv_node_as_uri($0)) } ?? ""
+        let classURI = lilvClass != LV2URI.plugin && !lilvClass.isEmpty ? lilvClass
+            : declaredTypes.contains(LV2URI.instrumentPlugin) ? LV2URI.instrumentPlugin
+            : declaredTypes.first { $0 != LV2URI.plugin } ?? (lilvClass.isEmpty ? LV2URI.plugin : lilvClass)
         var features: [String] = []
         if let required = lilv_plugin_get_required_features(plugin) {
             var i = lilv_nodes_begin(required)
@@ -235,7 +250,7 @@ public final class LV2Catalogue {
 /// The class and property nodes the catalogue asks lilv about, made once per load.
 private struct CatalogueURIs {
     let audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, minimumSize: OpaquePointer
-    let connectionOptional, toggled, integer, sampleRate: OpaquePointer
+    let connectionOptional, toggled, integer, sampleRate, rdfType: OpaquePointer
 
     init(world: OpaquePointer) {
         func node(_ uri: String) -> OpaquePointer { lilv_new_uri(world, uri) }
@@ -250,10 +265,12 @@ private struct CatalogueURIs {
         toggled = node(LV2URI.toggled)
         integer = node(LV2URI.integer)
         sampleRate = node(LV2URI.sampleRateProperty)
+        rdfType = node(LV2URI.rdfType)
     }
 
     func free() {
-        for node in [audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, minimumSize, connectionOptional, toggled, integer, sampleRate] {
+        for node in [audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, minimumSize, connectionOptional, toggled, integer, sampleRate,
+                     rdfType] {
             lilv_node_free(node)
         }
     }

@@ -164,6 +164,7 @@ LilvNode *lilv_plugin_get_name(const LilvPlugin *plugin);
 const LilvPluginClass *lilv_plugin_get_class(const LilvPlugin *plugin);
 const LilvNode *lilv_plugin_class_get_uri(const LilvPluginClass *plugin_class);
 LilvNodes *lilv_plugin_get_required_features(const LilvPlugin *plugin);
+LilvNodes *lilv_plugin_get_value(const LilvPlugin *plugin, const LilvNode *predicate);
 uint32_t lilv_plugin_get_num_ports(const LilvPlugin *plugin);
 const LilvPort *lilv_plugin_get_port_by_index(const LilvPlugin *plugin, uint32_t index);
 bool lilv_plugin_has_latency(const LilvPlugin *plugin);
