@@ -187,7 +187,7 @@ public final class LV2Catalogue {
         let lilvClass = lilv_plugin_get_class(plugin).flatMap { lilv_plugin_class_get_uri($0) }.map { string(lilv_node_as_uri($0)) } ?? ""
         let classURI = lilvClass != LV2URI.plugin && !lilvClass.isEmpty ? lilvClass
             : declaredTypes.contains(LV2URI.instrumentPlugin) ? LV2URI.instrumentPlugin
-            : declaredTypes.first { $0 != LV2URI.plugin } ?? (lilvClass.isEmpty ? LV2URI.plugin : lilvClass)
+            : declaredTypes.first { $0 != LV2URI.plugin } ?? LV2URI.plugin
         var features: [String] = []
         if let required = lilv_plugin_get_required_features(plugin) {
             var i = lilv_nodes_begin(required)

@@ -61,7 +61,7 @@ grep -E "clock in at" /tmp/check.out | sed 's/^/    /'
 record_tests() {
   TACTUS_REAL_ALSA=1 TACTUS_BINARY="$release/tactus" "$bin/TactusPackageTests.xctest" --testing-library swift-testing --filter RecordDeviceTests
 }
-check "tactus record: aplaymidi into its port (within 2 ms, also with audio on snd-dummy), virmidi raw device and raw bytes (at the times the sequencer delivered them), kill -9 then --recover (at its stamps), unknown port; play --port-tracks in step with audio" record_tests
+check "tactus record: aplaymidi into its port (within 2 ms, also with audio on snd-dummy), virmidi raw device and raw bytes (at the driver's stamps, against a second raw device), kill -9 then --recover (the same), unknown port; play --port-tracks in step with audio" record_tests
 # The timing figures measured, for the log.
 grep -E "messages, each within|delivered them within|recovered [0-9]+ of|in step within" /tmp/check.out | sed 's/^/    /'
 
