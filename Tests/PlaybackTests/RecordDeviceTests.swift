@@ -197,6 +197,25 @@ struct RecordDeviceTests {
         #expect(ports.waitForExit(pid, seconds: 10, what: "aconnect") == 0, "aconnect \(arguments): \(read(dir + "/aconnect.err"))")
     }
 
+    /// The raw devices of the recording tests: the recording reads VirMIDI 1-0's
+    /// (/dev/snd/midiC1D0, client 20), the witness VirMIDI 1-2's (client 22).
+    static let recordedDevice = (path: "/dev/snd/midiC1D0", client: "20:0")
+    static let witnessDevice = (path: "/dev/snd/midiC1D2", client: "22:0")
+
+    /// Subscribes both raw devices to `port` and starts a witness on the second; undo the
+    /// subscriptions with ``unsubscribeRecordedDevice(from:dir:)``.
+    func witnessRecordedDevice(fedFrom port: String, dir: String) throws -> RawDeviceWitness {
+        let witness = try RawDeviceWitness(device: Self.witnessDevice.path)
+        try aconnect([port, Self.recordedDevice.client], dir: dir)
+        try aconnect([port, Self.witnessDevice.client], dir: dir)
+        return witness
+    }
+
+    func unsubscribeRecordedDevice(from port: String, dir: String) {
+        try? aconnect(["-d", port, Self.recordedDevice.client], dir: dir)
+        try? aconnect(["-d", port, Self.witnessDevice.client], dir: dir)
+    }
+
     /// The first `seconds` of a song of the repository (notes cut there), written to `dir`:
     /// what aplaymidi plays.
     func excerpt(_ name: String, seconds: Double, dir: String) throws -> String {
@@ -268,14 +287,9 @@ struct RecordDeviceTests {
         // aplaymidi sends to Midi Through (14:0), which passes every message on at once to
         // VirMIDI 1-0 (client 20), whose raw side /dev/snd/midiC1D0 is recorded, and to VirMIDI
         // 1-2 (client 22), whose raw side the witness reads.
-        let witness = try RawDeviceWitness(device: "/dev/snd/midiC1D2")
-        try aconnect(["14:0", "20:0"], dir: dir)
-        try aconnect(["14:0", "22:0"], dir: dir)
-        defer {
-            try? aconnect(["-d", "14:0", "20:0"], dir: dir)
-            try? aconnect(["-d", "14:0", "22:0"], dir: dir)
-        }
-        let run = try recordAplaymidi(song, port: "14:0", recordArguments: ["-o", dir + "/rec.mid", "--no-audio", "--input-device", "/dev/snd/midiC1D0"],
+        let witness = try witnessRecordedDevice(fedFrom: "14:0", dir: dir)
+        defer { unsubscribeRecordedDevice(from: "14:0", dir: dir) }
+        let run = try recordAplaymidi(song, port: "14:0", recordArguments: ["-o", dir + "/rec.mid", "--no-audio", "--input-device", Self.recordedDevice.path],
                                       dir: dir)
         let delivered = witness.stop()
         #expect(run.status == 0, "\(run.err)")
@@ -321,14 +335,9 @@ struct RecordDeviceTests {
         // The bytes this test writes to /dev/snd/midiC1D1 come out of VirMIDI 1-1 (client 21),
         // which passes them to VirMIDI 1-0 and 1-2: the recording reads the raw side of the one,
         // the witness that of the other.
-        let witness = try RawDeviceWitness(device: "/dev/snd/midiC1D2")
-        try aconnect(["21:0", "20:0"], dir: dir)
-        try aconnect(["21:0", "22:0"], dir: dir)
-        defer {
-            try? aconnect(["-d", "21:0", "20:0"], dir: dir)
-            try? aconnect(["-d", "21:0", "22:0"], dir: dir)
-        }
-        let recording = try startRecording(["-o", out, "--no-audio", "--input-device", "/dev/snd/midiC1D0"], dir: dir)
+        let witness = try witnessRecordedDevice(fedFrom: "21:0", dir: dir)
+        defer { unsubscribeRecordedDevice(from: "21:0", dir: dir) }
+        let recording = try startRecording(["-o", out, "--no-audio", "--input-device", Self.recordedDevice.path], dir: dir)
         let fd = open("/dev/snd/midiC1D1", O_WRONLY)
         try #require(fd >= 0)
         var sent: [(seconds: Double, key: UInt8, on: Bool)] = []
