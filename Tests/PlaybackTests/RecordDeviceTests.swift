@@ -76,17 +76,14 @@ struct RecordDeviceTests {
         return result.sorted { $0.seconds < $1.seconds }
     }
 
-    /// How far each recorded message is from its original time, after one common offset (when
-    /// the first arrived): the worst distance, and the originals the recording lacks.
-    func deviation(_ recorded: [Timed], _ original: [Timed]) -> (worst: Double, largest: [(Double, Timed)], missing: [Timed]) {
-        guard let r0 = recorded.first, let o0 = original.first else { return (.infinity, [], original) }
-        let offset = r0.seconds - o0.seconds
-        // Messages at nearly the same time may swap places; within one kind of message
-        // (same bytes) the order is the order played.
+    /// Pairs each original message with the recorded one of the same bytes (messages at nearly
+    /// the same time may swap places; within one kind of message the order is the order
+    /// played): the recorded time beside each original, and the originals the recording lacks.
+    func matched(_ recorded: [Timed], _ original: [Timed]) -> (pairs: [(recordedSeconds: Double, original: Timed)], missing: [Timed]) {
         var byBytes: [[UInt8]: [Double]] = [:]
         for r in recorded { byBytes[r.bytes, default: []].append(r.seconds) }
         var used: [[UInt8]: Int] = [:]
-        var deviations: [(Double, Timed)] = []
+        var pairs: [(recordedSeconds: Double, original: Timed)] = []
         var missing: [Timed] = []
         for o in original {
             let i = used[o.bytes, default: 0]
@@ -95,8 +92,18 @@ struct RecordDeviceTests {
                 missing.append(o)
                 continue
             }
-            deviations.append((times[i] - offset - o.seconds, o))
+            pairs.append((times[i], o))
         }
+        return (pairs, missing)
+    }
+
+    /// How far each recorded message is from its original time, after one common offset (when
+    /// the first arrived): the worst distance, and the originals the recording lacks.
+    func deviation(_ recorded: [Timed], _ original: [Timed]) -> (worst: Double, largest: [(Double, Timed)], missing: [Timed]) {
+        guard let r0 = recorded.first, let o0 = original.first else { return (.infinity, [], original) }
+        let offset = r0.seconds - o0.seconds
+        let (pairs, missing) = matched(recorded, original)
+        let deviations = pairs.map { ($0.recordedSeconds - offset - $0.original.seconds, $0.original) }
         let largest = Array(deviations.sorted { abs($0.0) > abs($1.0) }.prefix(5))
         return (abs(largest.first?.0 ?? 0), largest, missing)
     }
@@ -127,19 +134,9 @@ struct RecordDeviceTests {
     @discardableResult
     func expectWitnessTimes(_ recorded: [Timed], _ witnessed: [Timed], tolerance: Double = 0.0005) -> (median: Double, p95: Double, worst: Double) {
         #expect(recorded.count == witnessed.count, "recorded \(recorded.count) messages, the witness saw \(witnessed.count)")
-        var byBytes: [[UInt8]: [Double]] = [:]
-        for r in recorded { byBytes[r.bytes, default: []].append(r.seconds) }
-        var used: [[UInt8]: Int] = [:]
-        var differences: [Double] = []
-        for w in witnessed {
-            let i = used[w.bytes, default: 0]
-            used[w.bytes] = i + 1
-            guard let times = byBytes[w.bytes], i < times.count else {
-                Issue.record("not recorded: \(w)")
-                continue
-            }
-            differences.append(times[i] - w.seconds)
-        }
+        let (pairs, missing) = matched(recorded, witnessed)
+        for w in missing { Issue.record("not recorded: \(w)") }
+        let differences = pairs.map { $0.recordedSeconds - $0.original.seconds }
         guard !differences.isEmpty else { return (.infinity, .infinity, .infinity) }
         let offset = differences.sorted()[differences.count / 2]
         let distances = differences.map { abs($0 - offset) }.sorted()
@@ -423,4 +420,3 @@ struct RecordDeviceTests {
         #expect(got.messages.contains(.controlChange(channel: 9, controller: 123, value: 0)))
     }
 }
-

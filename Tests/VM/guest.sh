@@ -63,7 +63,7 @@ record_tests() {
 }
 check "tactus record: aplaymidi into its port (within 2 ms, also with audio on snd-dummy), virmidi raw device and raw bytes (at the driver's stamps, against a second raw device), kill -9 then --recover (the same), unknown port; play --port-tracks in step with audio" record_tests
 # The timing figures measured, for the log.
-grep -E "messages, each within|delivered them within|recovered [0-9]+ of|in step within" /tmp/check.out | sed 's/^/    /'
+grep -E "messages, each within|at the driver's stamps: median|delivered them within|recovered [0-9]+ of|in step within" /tmp/check.out | sed 's/^/    /'
 
 soak_real_time() {
   # Issue 8's soak at real time: 60 s on snd-dummy with seeks, rate changes, live edits, loops,
