@@ -9,7 +9,7 @@ import Synchronization
 public final class RawMIDIInput: @unchecked Sendable {
     private let handle: OpaquePointer
     private let stopping = Atomic<Bool>(false)
-    private let stopped = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
     /// The device, as `hw:CARD,DEVICE`.
     public let device: String
@@ -54,10 +54,15 @@ public final class RawMIDIInput: @unchecked Sendable {
     /// with the stamp in monotonic nanoseconds, in order, on that thread.
     public func start(_ deliver: @escaping @Sendable (_ hostNanos: Int64, _ bytes: [UInt8]) -> Void) {
         guard !started.exchange(true, ordering: .relaxed) else { return }
-        let thread = Thread { [self] in
-            let count = snd_rawmidi_poll_descriptors_count(handle)
-            var descriptors = [pollfd](repeating: pollfd(), count: Int(max(1, count)))
-            let filled = snd_rawmidi_poll_descriptors(handle, &descriptors, UInt32(descriptors.count))
+        let count = snd_rawmidi_poll_descriptors_count(handle)
+        var descriptors = [pollfd](repeating: pollfd(), count: Int(max(1, count)))
+        let filled = snd_rawmidi_poll_descriptors(handle, &descriptors, UInt32(descriptors.count))
+        // The kernel starts capturing a raw MIDI input at its first poll or read, and a VirMIDI
+        // port drops what arrives before that: poll once here, so that everything sent after
+        // this call returns is captured, however late the thread gets to run.
+        _ = poll(&descriptors, nfds_t(filled), 0)
+        let thread = Thread { [self, descriptors] in
+            var descriptors = descriptors
             var buffer = [UInt8](repeating: 0, count: 4096)
             while !stopping.load(ordering: .relaxed) {
                 if poll(&descriptors, nfds_t(filled), 50) <= 0 { continue }
@@ -69,7 +74,7 @@ public final class RawMIDIInput: @unchecked Sendable {
                     deliver(host > 0 ? host : SequencerInput.monotonic(), Array(buffer[0..<n]))
                 }
             }
-            stopped.store(true, ordering: .releasing)
+            finished.signal()
         }
         thread.name = "tactus-rawmidi-in"
         thread.start()
@@ -78,6 +83,6 @@ public final class RawMIDIInput: @unchecked Sendable {
     /// Stops the thread and waits for it (at most a poll timeout).
     public func stop() {
         guard !stopping.exchange(true, ordering: .relaxed), started.load(ordering: .relaxed) else { return }
-        for _ in 0..<200 where !stopped.load(ordering: .acquiring) { usleep(1_000) }
+        _ = finished.wait(timeout: .now() + .seconds(1))
     }
 }

@@ -19,7 +19,7 @@ public final class SequencerInput: @unchecked Sendable {
     private let client: SequencerClient
     private let queue: Int32
     private let stopping = Atomic<Bool>(false)
-    private let stopped = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
     /// Monotonic host time minus queue time, in nanoseconds.
     public let hostOffsetNanos: Int64
 
@@ -95,7 +95,7 @@ public final class SequencerInput: @unchecked Sendable {
     fileprivate func start(timingClock: Bool, _ deliver: @escaping @Sendable (_ hostNanos: Int64, _ bytes: [UInt8]) -> Void) {
         let thread = Thread { [self] in
             run(timingClock: timingClock, deliver)
-            stopped.store(true, ordering: .releasing)
+            finished.signal()
         }
         thread.name = "tactus-seq-in"
         thread.start()
@@ -143,7 +143,7 @@ public final class SequencerInput: @unchecked Sendable {
     /// Stops the reading thread and waits for it (at most a poll timeout).
     public func stop() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
-        for _ in 0..<200 where !stopped.load(ordering: .acquiring) { usleep(1_000) }
+        _ = finished.wait(timeout: .now() + .seconds(1))
     }
 }
 

@@ -32,7 +32,7 @@ public final class MIDIByteStreamReader: @unchecked Sendable {
     public let path: String
     private let fd: Int32
     private let stopping = Atomic<Bool>(false)
-    private let stopped = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
     private let failure = Locked<String?>(nil)
 
@@ -66,6 +66,11 @@ public final class MIDIByteStreamReader: @unchecked Sendable {
     /// Starts the reading thread; `deliver` gets every message in order, on that thread.
     public func start(_ deliver: @escaping @Sendable (MIDIInputEvent) -> Void) {
         guard !started.exchange(true, ordering: .relaxed) else { return }
+        // A sound card's raw MIDI input starts capturing at its first poll or read (a VirMIDI
+        // port drops what arrives before): poll once here, so that everything sent after this
+        // call returns is read, however late the thread gets to run.
+        var first = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&first, 1, 0)
         let thread = Thread { [self] in
             var input = MIDIByteStreamInput()
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -86,7 +91,7 @@ public final class MIDIByteStreamReader: @unchecked Sendable {
                     break
                 }
             }
-            stopped.store(true, ordering: .releasing)
+            finished.signal()
         }
         thread.name = "tactus-midi-in"
         thread.start()
@@ -95,6 +100,6 @@ public final class MIDIByteStreamReader: @unchecked Sendable {
     /// Stops the thread and waits for it (at most a poll timeout).
     public func stop() {
         guard !stopping.exchange(true, ordering: .relaxed), started.load(ordering: .relaxed) else { return }
-        for _ in 0..<200 where !stopped.load(ordering: .acquiring) { usleep(1_000) }
+        _ = finished.wait(timeout: .now() + .seconds(1))
     }
 }
