@@ -101,9 +101,7 @@ struct RenderRequest {
     var flags: UInt32
 
     init(soundFont: UnsafePointer<CChar>?, sampleRate: Int32, gainDecibels: Float, tailSeconds: Double, flags: UInt32) throws(CFailure) {
-        guard [44_100, 48_000, 96_000].contains(sampleRate) else {
-            throw CFailure(.invalidArgument, "unsupported sample rate \(sampleRate) (use 44100, 48000 or 96000)")
-        }
+        try Self.checkSampleRate(sampleRate)
         guard gainDecibels.isFinite, (-24...24).contains(gainDecibels) else { throw CFailure(.invalidArgument, "gain \(gainDecibels) dB is outside -24...24") }
         if tailSeconds < 0 {
             tail = .automatic
@@ -120,6 +118,13 @@ struct RenderRequest {
         self.sampleRate = Int(sampleRate)
         self.gainDecibels = gainDecibels
         self.flags = flags
+    }
+
+    /// The sample rates `tactus render` offers.
+    static func checkSampleRate(_ sampleRate: Int32) throws(CFailure) {
+        guard [44_100, 48_000, 96_000].contains(sampleRate) else {
+            throw CFailure(.invalidArgument, "unsupported sample rate \(sampleRate) (use 44100, 48000 or 96000)")
+        }
     }
 
     /// What plays the tracks: the built-in synthesizer, or a sampler over the SoundFont,
@@ -144,7 +149,12 @@ struct RenderRequest {
         guard file.timeBase.isUsable else {
             throw CFailure(.invalidFile, "\(name): division is 0, so the file has no timing and cannot be rendered")
         }
-        let sequence = file.makeSequence()
+        return try render(file.makeSequence(), name: name, tail: tail, frameCount: nil)
+    }
+
+    /// Renders `sequence` with this request's options but `tail`; with `frameCount`, exactly
+    /// that many frames (cut, or padded with silence), as `tactus render --stems` writes a stem.
+    func render(_ sequence: MusicSequence, name: String, tail: RenderTail, frameCount: Int64?) throws(CFailure) -> RenderBox {
         let audio = ChunkedAudio()
         do {
             let chosen = try instrument()
@@ -154,7 +164,8 @@ struct RenderRequest {
             // What `tactus render` sets up for a plain render (rate 1, no end, no loop).
             session.setRate(1)
             session.setEnd(tick: nil)
-            try session.start(on: OfflineBackend(sink: audio, name: name, blockSize: 512))
+            let sink: any AudioSink = frameCount.map { FixedLengthSink(audio, frameCount: $0) } ?? audio
+            try session.start(on: OfflineBackend(sink: sink, name: name, blockSize: 512))
             _ = try session.waitUntilFinished()
         } catch let error as PlaybackSessionError {
             switch error {

@@ -1,4 +1,5 @@
 import MIDIFile
+import Playback
 import Sequencing
 import Synchronization
 
@@ -9,6 +10,8 @@ final class ScoreBox: Sendable {
     let name: String
     private let cachedTempoMap = Mutex<TempoMap?>(nil)
     private let cachedNoteSummaries = Mutex<[TrackNotes.Summary]?>(nil)
+    /// The stems of each grouping asked for (see Dataset.swift).
+    let cachedStems = Mutex<[StemGrouping: [Stem]]>([:])
 
     init(file: StandardMIDIFile, name: String) {
         self.file = file
@@ -165,14 +168,22 @@ public func tactus_score_track_name(_ score: OpaquePointer?, _ track: Int64, _ b
                                     _ capacity: Int64, _ needed: UnsafeMutablePointer<Int64>?) -> Int32 {
     guarded { () throws(CFailure) in
         let name = try scores.object(score).track(track).name ?? ""
-        let size = try checkedCount(capacity, "the capacity")
-        let utf8 = Array(name.utf8)
-        needed?.pointee = Int64(utf8.count + 1)
-        guard let buffer, size > 0 else { return }
-        guard size > utf8.count else { throw CFailure(.bufferTooSmall, "the name takes \(utf8.count + 1) bytes, the buffer holds \(size)") }
-        utf8.withUnsafeBufferPointer { source in
-            for (i, byte) in source.enumerated() { buffer[i] = CChar(bitPattern: byte) }
-        }
-        buffer[utf8.count] = 0
+        try copyCString(name, into: buffer, capacity: capacity, needed: needed)
     }
+}
+
+/// Copies `text` (UTF-8, NUL-terminated) into `buffer` of `capacity` bytes; `needed` receives
+/// the bytes it takes with its NUL. A buffer too small gets nothing and
+/// `TACTUS_ERROR_BUFFER_TOO_SMALL`; a NULL buffer or a capacity of 0 only asks the size.
+func copyCString(_ text: String, into buffer: UnsafeMutablePointer<CChar>?, capacity: Int64,
+                 needed: UnsafeMutablePointer<Int64>?) throws(CFailure) {
+    let size = try checkedCount(capacity, "the capacity")
+    let utf8 = Array(text.utf8)
+    needed?.pointee = Int64(utf8.count + 1)
+    guard let buffer, size > 0 else { return }
+    guard size > utf8.count else { throw CFailure(.bufferTooSmall, "the text takes \(utf8.count + 1) bytes, the buffer holds \(size)") }
+    utf8.withUnsafeBufferPointer { source in
+        for (i, byte) in source.enumerated() { buffer[i] = CChar(bitPattern: byte) }
+    }
+    buffer[utf8.count] = 0
 }

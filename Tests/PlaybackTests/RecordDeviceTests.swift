@@ -230,6 +230,8 @@ struct RecordDeviceTests {
             short.tracks[i].explicitLength = nil
         }
         short.tempoTrack.removeAll { $0.tick >= cut }
+        // The tempo track's end of track too, or aplaymidi plays on to the whole song's end.
+        short.tempoTrack.explicitLength = nil
         // Half a second of silence first: aplaymidi starts its queue before it has queued the
         // first events, so events at 0 would leave late; what is measured here is the recording.
         let lead = Int64(Double(sequence.ticksPerQuarter) * 2 * 0.5 * (sequence.makeTempoMap().bpm(atTick: 0) / 120))

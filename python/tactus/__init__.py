@@ -5,6 +5,8 @@
 >>> piano = score.tracks[1]
 >>> piano.pitch, piano.start, piano.start_seconds
 >>> audio = tactus.render(score, sample_rate=48000)   # (frames, 2) float32
+>>> parts = tactus.render_stems(score, sample_rate=48000, frames=len(audio))   # by stem name
+>>> notes = tactus.labels(score, sample_rate=48000)   # onset_frame, key, ... as numpy columns
 
 The work is done by libTactusC (Swift, through ctypes); numpy is the only dependency.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Union
 
 import numpy as np
 
@@ -33,6 +35,10 @@ __all__ = [
     "Score",
     "Track",
     "render",
+    "Stem",
+    "stems",
+    "render_stems",
+    "labels",
     "TactusError",
     "InvalidArgumentError",
     "InvalidHandleError",
@@ -287,9 +293,7 @@ def render(song: Union[PathLike, Score], sample_rate: int = 44100, soundfont: Op
     (0...600). ``reverb=False`` and ``chorus=False`` are ``--no-reverb`` and ``--no-chorus``
     (SoundFont sampler only).
     """
-    if sample_rate not in (44100, 48000, 96000):
-        # Checked here too: ctypes would wrap a rate beyond 32 bits into a valid one.
-        raise InvalidArgumentError(f"unsupported sample rate {sample_rate} (use 44100, 48000 or 96000)", 1)
+    _check_sample_rate(sample_rate)
     score = song if isinstance(song, Score) else Score(song)
     if tail == "auto":
         tail_seconds = -1.0
@@ -297,10 +301,28 @@ def render(song: Union[PathLike, Score], sample_rate: int = 44100, soundfont: Op
         tail_seconds = float(tail)
     else:
         raise InvalidArgumentError(f"tail {tail!r} is not 'auto' or seconds in 0...600", 1)
-    flags = (0 if reverb else _NO_REVERB) | (0 if chorus else _NO_CHORUS)
-    bank = os.fsencode(soundfont) if soundfont is not None else None
     handle = ctypes.c_void_p()
-    check(lib.tactus_render_score(score.handle, bank, int(sample_rate), float(gain_db), tail_seconds, flags, ctypes.byref(handle)))
+    check(lib.tactus_render_score(score.handle, _bank(soundfont), int(sample_rate), float(gain_db), tail_seconds,
+                                  _flags(reverb, chorus), ctypes.byref(handle)))
+    return _take(handle)
+
+
+def _check_sample_rate(sample_rate: int) -> None:
+    if sample_rate not in (44100, 48000, 96000):
+        # Checked here too: ctypes would wrap a rate beyond 32 bits into a valid one.
+        raise InvalidArgumentError(f"unsupported sample rate {sample_rate} (use 44100, 48000 or 96000)", 1)
+
+
+def _bank(soundfont: Optional[PathLike]) -> Optional[bytes]:
+    return os.fsencode(soundfont) if soundfont is not None else None
+
+
+def _flags(reverb: bool, chorus: bool) -> int:
+    return (0 if reverb else _NO_REVERB) | (0 if chorus else _NO_CHORUS)
+
+
+def _take(handle: ctypes.c_void_p) -> np.ndarray:
+    """The audio of a render handle as a (frames, 2) float32 array; frees the handle."""
     try:
         frames = ctypes.c_int64()
         check(lib.tactus_render_info(handle.value, ctypes.byref(frames), None))
@@ -310,3 +332,106 @@ def render(song: Union[PathLike, Score], sample_rate: int = 44100, soundfont: Op
     finally:
         lib.tactus_render_free(handle.value)
     return audio
+
+
+# Training data: stems and note labels, as `tactus render --stems DIR --labels FILE` writes them.
+
+_STEMS_BY = {"track": 0, "class": 1}
+
+
+def _stems_by(by: str) -> int:
+    if by not in _STEMS_BY:
+        raise InvalidArgumentError(f"stems by {by!r} is not 'track' or 'class'", 1)
+    return _STEMS_BY[by]
+
+
+class Stem(NamedTuple):
+    """One stem of a song: its name (the file name ``tactus render --stems`` gives it, such as
+    ``01-Piano`` or ``drums``) and the file tracks (indices into ``Score.tracks``) whose notes it
+    plays."""
+
+    name: str
+    tracks: tuple[int, ...]
+
+
+def stems(song: Union[PathLike, Score], by: str = "track") -> list[Stem]:
+    """The stems ``tactus render --stems-by BY`` splits the song into: ``by="track"`` one per
+    track with notes, ``by="class"`` one per General MIDI program family and one for the drums
+    (channel 10), as Slakh groups its stems."""
+    score = song if isinstance(song, Score) else Score(song)
+    grouping = _stems_by(by)
+    handle = score.handle
+    count = ctypes.c_int64()
+    check(lib.tactus_score_stem_count(handle, grouping, ctypes.byref(count)))
+    result = []
+    for index in range(count.value):
+        needed = ctypes.c_int64()
+        check(lib.tactus_score_stem_name(handle, grouping, index, None, 0, ctypes.byref(needed)))
+        buffer = ctypes.create_string_buffer(needed.value)
+        check(lib.tactus_score_stem_name(handle, grouping, index, buffer, needed.value, ctypes.byref(needed)))
+        tracks = ctypes.c_int64()
+        check(lib.tactus_score_stem_tracks(handle, grouping, index, None, 0, ctypes.byref(tracks)))
+        indices = np.empty(tracks.value, np.int64)
+        check(lib.tactus_score_stem_tracks(handle, grouping, index, _pointer(indices), tracks.value, ctypes.byref(tracks)))
+        result.append(Stem(buffer.value.decode("utf-8", "replace"), tuple(indices.tolist())))
+    return result
+
+
+def render_stems(song: Union[PathLike, Score], by: str = "track", sample_rate: int = 44100,
+                 soundfont: Optional[PathLike] = None, gain_db: float = 0.0, tail: Union[str, float] = "auto",
+                 reverb: bool = True, chorus: bool = True, frames: Optional[int] = None) -> dict[str, np.ndarray]:
+    """Renders each stem (see ``stems``) to a (frames, 2) float32 array, by stem name, in stem order.
+
+    Each stem goes through a fresh instrument with the options of ``render`` and is exactly as
+    long as ``render(song, ...)`` with the same options: the samples ``tactus render --stems``
+    writes. Pass ``frames=len(mix)`` when the mix is rendered already; without it the mix is
+    rendered once to learn its length. With ``reverb=False, chorus=False`` on a SoundFont the
+    stems add up to the mix to float rounding (not through the built-in synthesizer, whose
+    noise is seeded per voice, nor past the voice limit).
+    """
+    _check_sample_rate(sample_rate)
+    score = song if isinstance(song, Score) else Score(song)
+    grouping = _stems_by(by)
+    if frames is None:
+        frames = len(render(score, sample_rate, soundfont, gain_db, tail, reverb, chorus))
+    elif isinstance(frames, bool) or not isinstance(frames, (int, np.integer)) or frames < 0:
+        raise InvalidArgumentError(f"frames {frames!r} is not a frame count", 1)
+    result = {}
+    for index, stem in enumerate(stems(score, by)):
+        handle = ctypes.c_void_p()
+        check(lib.tactus_render_stem(score.handle, grouping, index, int(frames), _bank(soundfont), int(sample_rate),
+                                     float(gain_db), _flags(reverb, chorus), ctypes.byref(handle)))
+        result[stem.name] = _take(handle)
+    return result
+
+
+def labels(song: Union[PathLike, Score], sample_rate: int = 44100, stems_by: Optional[str] = None) -> dict[str, np.ndarray]:
+    """Every note as the engine plays it, in the order it starts them: numpy columns by name.
+
+    ``track`` (file track index, int64), ``channel`` (0...15), ``key``, ``velocity``, ``program``
+    (the channel's when the note starts; uint8), ``bank`` (CC 0 x 128 + CC 32, int32),
+    ``onset_frame`` and ``offset_frame`` (int64: a render from the start has the note's first
+    sample at its onset frame), ``onset_seconds`` and ``offset_seconds`` (float64), and with
+    ``stems_by`` ("track" or "class") ``stem``, the index of the note's stem in
+    ``stems(song, stems_by)``. The values of ``tactus render --labels``.
+    """
+    _check_sample_rate(sample_rate)
+    score = song if isinstance(song, Score) else Score(song)
+    grouping = -1 if stems_by is None else _stems_by(stems_by)
+    count = ctypes.c_int64()
+    check(lib.tactus_score_label_count(score.handle, int(sample_rate), ctypes.byref(count)))
+    n = count.value
+    columns = {
+        "track": np.empty(n, np.int64), "channel": np.empty(n, np.uint8), "key": np.empty(n, np.uint8),
+        "velocity": np.empty(n, np.uint8), "program": np.empty(n, np.uint8), "bank": np.empty(n, np.int32),
+        "stem": np.empty(n, np.int64), "onset_frame": np.empty(n, np.int64), "offset_frame": np.empty(n, np.int64),
+    }
+    check(lib.tactus_score_labels(score.handle, int(sample_rate), grouping,
+                                  *(_pointer(columns[name]) for name in ("track", "channel", "key", "velocity", "program",
+                                                                         "bank", "stem", "onset_frame", "offset_frame")),
+                                  n))
+    if stems_by is None:
+        del columns["stem"]
+    columns["onset_seconds"] = columns["onset_frame"] / sample_rate
+    columns["offset_seconds"] = columns["offset_frame"] / sample_rate
+    return columns

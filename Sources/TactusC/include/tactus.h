@@ -104,6 +104,31 @@ int32_t tactus_render_copy(const TactusRender *render, float *buffer, int64_t ca
 int32_t tactus_render_take(TactusRender *render, float *buffer, int64_t capacity_frames);
 int32_t tactus_render_free(TactusRender *render);
 
+/* Training data: stems and note labels, as `tactus render --stems DIR --stems-by track|class
+ * --labels FILE` writes them. Track numbers are file track indices (as for the notes). */
+enum {
+    TACTUS_STEMS_BY_TRACK = 0, /* one stem per track with notes */
+    TACTUS_STEMS_BY_CLASS = 1  /* one per General MIDI program family, one for the drums */
+};
+int32_t tactus_score_stem_count(const TactusScore *score, int32_t by, int64_t *out);
+/* The stem's file name without extension, copied as tactus_score_track_name copies. */
+int32_t tactus_score_stem_name(const TactusScore *score, int32_t by, int64_t stem, char *buffer, int64_t capacity,
+                               int64_t *needed);
+/* *count gets the stem's track count; tracks (NULL to ask the count) their indices. */
+int32_t tactus_score_stem_tracks(const TactusScore *score, int32_t by, int64_t stem, int64_t *tracks, int64_t capacity,
+                                 int64_t *count);
+/* The stem rendered as tactus_render_score renders the mix, through a fresh instrument, exactly
+ * `frames` frames long: pass the mix's frame count and it lines up with the mix. */
+int32_t tactus_render_stem(const TactusScore *score, int32_t by, int64_t stem, int64_t frames, const char *soundfont,
+                           int32_t sample_rate, float gain_db, uint32_t flags, TactusRender **out);
+/* Every note as the engine plays it, in start order: onset_frame is its first sample in a
+ * render from the start at rate 1. stems_by: TACTUS_STEMS_BY_* to fill `stem` with stem
+ * indices, or -1 (stem gets -1). NULL columns are skipped. */
+int32_t tactus_score_label_count(const TactusScore *score, int32_t sample_rate, int64_t *out);
+int32_t tactus_score_labels(const TactusScore *score, int32_t sample_rate, int32_t stems_by, int64_t *track,
+                            uint8_t *channel, uint8_t *key, uint8_t *velocity, uint8_t *program, int32_t *bank,
+                            int64_t *stem, int64_t *onset_frame, int64_t *offset_frame, int64_t capacity);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,106 @@
+"""Stems and note labels from Python: the files `tactus render --stems DIR --labels FILE` writes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tactus
+from conftest import REPO
+from test_render import BANK, assert_same_samples, read_f32_wav
+
+# Four tracks with notes after a conductor track: lead, bass, pad and drums on channel 10.
+SONG = REPO / "Songs" / "seven-eight.mid"
+DRY = {"soundfont": BANK, "reverb": False, "chorus": False}
+
+
+@pytest.fixture(scope="module")
+def mix() -> np.ndarray:
+    return tactus.render(SONG, **DRY)
+
+
+@pytest.fixture(scope="module")
+def parts(mix: np.ndarray) -> dict[str, np.ndarray]:
+    return tactus.render_stems(SONG, frames=len(mix), **DRY)
+
+
+def test_stems_and_labels_equal_the_cli(tactus_cli: str, tmp_path: Path, mix: np.ndarray, parts: dict[str, np.ndarray]) -> None:
+    stems_dir, labels_path = tmp_path / "stems", tmp_path / "labels.json"
+    subprocess.run([tactus_cli, "render", str(SONG), "-o", str(tmp_path / "mix.wav"), "--format", "f32", "--quiet",
+                    "--soundfont", str(BANK), "--no-reverb", "--no-chorus", "--stems", str(stems_dir), "--labels", str(labels_path)],
+                   check=True, capture_output=True)
+    assert_same_samples(mix, read_f32_wav(tmp_path / "mix.wav")[1])
+    assert sorted(parts) == sorted(p.stem for p in stems_dir.iterdir())
+    for name, audio in parts.items():
+        assert_same_samples(audio, read_f32_wav(stems_dir / f"{name}.wav")[1])
+
+    written = json.loads(labels_path.read_text())["notes"]
+    ours = tactus.labels(SONG, stems_by="track")
+    names = [stem.name for stem in tactus.stems(SONG)]
+    assert len(ours["key"]) == len(written) > 0
+    for column in ("key", "velocity", "program", "bank", "onset_frame", "offset_frame", "onset_seconds", "offset_seconds"):
+        assert ours[column].tolist() == [note[column] for note in written], column
+    assert ours["channel"].tolist() == [note["channel"] - 1 for note in written]
+    assert [names[i] for i in ours["stem"]] == [note["stem"] for note in written]
+    # Tracks are file indices: the conductor track comes first, so the CLI's event track N is file track N.
+    assert ours["track"].tolist() == [note["track"] for note in written]
+
+
+def test_the_stems_add_up_to_the_mix_and_hold_only_their_tracks_notes(mix: np.ndarray, parts: dict[str, np.ndarray]) -> None:
+    score = tactus.Score(SONG)
+    stems = tactus.stems(score)
+    assert [stem.tracks for stem in stems] == [(1,), (2,), (3,), (4,)]
+    assert [stem.name for stem in stems] == [f"0{i}-{score.tracks[i].name}" for i in range(1, 5)]
+    assert all(audio.shape == mix.shape and audio.dtype == np.float32 for audio in parts.values())
+    total = np.sum(list(parts.values()), axis=0, dtype=np.float64)
+    assert np.abs(total - mix).max() < 1e-5
+    assert np.abs(mix).max() > 1e-3
+
+    notes = tactus.labels(score, stems_by="track")
+    for index, stem in enumerate(stems):
+        audio = parts[stem.name]
+        onsets = notes["onset_frame"][notes["stem"] == index]
+        assert len(onsets) == sum(len(score.tracks[t]) for t in stem.tracks)
+        # Silent until its own first note, sounding from there: no other track's note is in it.
+        first = int(onsets.min())
+        assert not audio[:first].any(), stem.name
+        assert np.abs(audio[first:first + 4410]).max() > 1e-4, stem.name
+
+
+def test_stems_by_class_group_the_drums_and_the_program_families() -> None:
+    score = tactus.Score(SONG)
+    by_class = tactus.stems(score, by="class")
+    names = [stem.name for stem in by_class]
+    assert "drums" in names and len(set(names)) == len(names)
+    assert sorted(t for stem in by_class for t in stem.tracks) == [1, 2, 3, 4]
+    notes = tactus.labels(score, stems_by="class")
+    drums = names.index("drums")
+    assert set(notes["channel"][notes["stem"] == drums].tolist()) == {9}
+    rendered = tactus.render_stems(score, by="class", frames=4410)
+    assert list(rendered) == names and all(audio.shape == (4410, 2) for audio in rendered.values())
+
+
+def test_labels_follow_the_sample_rate_and_the_tempo_map() -> None:
+    score = tactus.Score(SONG)
+    at44 = tactus.labels(score)
+    at96 = tactus.labels(score, sample_rate=96000)
+    assert "stem" not in at44
+    starts = np.sort(np.concatenate([track.start_seconds for track in score.tracks]))
+    assert np.abs(np.sort(at44["onset_seconds"]) - starts).max() < 1 / 44100
+    assert np.abs(at96["onset_seconds"] - at44["onset_seconds"]).max() < 1 / 44100
+    assert (at44["offset_frame"] > at44["onset_frame"]).all()
+
+
+def test_bad_dataset_arguments_are_refused() -> None:
+    with pytest.raises(tactus.InvalidArgumentError, match="'colour' is not 'track' or 'class'"):
+        tactus.stems(SONG, by="colour")
+    with pytest.raises(tactus.InvalidArgumentError, match="unsupported sample rate 22050"):
+        tactus.labels(SONG, sample_rate=22050)
+    with pytest.raises(tactus.InvalidArgumentError, match="frames -1"):
+        tactus.render_stems(SONG, frames=-1)
+    with pytest.raises(tactus.InvalidFileError):
+        tactus.labels(tactus.Score.from_bytes(b"MThd\x00\x00\x00\x06\x00\x00\x00\x01\x00\x00MTrk\x00\x00\x00\x04\x00\xff\x2f\x00"))
