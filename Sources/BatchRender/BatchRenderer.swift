@@ -46,6 +46,16 @@ public struct BatchRenderSettings: Sendable {
     public var overwrite = false
     /// Render again inputs an earlier run recorded as failed, timed out, too long or crashed.
     public var retryFailed = false
+    /// What to vary per file (nil: nothing), drawn from ``augmentationSeed`` and each input's
+    /// relative path, so a shard draws what the whole batch would; the draw is in the record.
+    public var augmentation: AugmentationSpec?
+    /// The seed of ``augmentation``'s draws.
+    public var augmentationSeed: UInt64 = 0
+
+    /// The draw for `input` (nil without augmentation).
+    func augmentationDraw(for input: BatchInput) -> AugmentationDraw? {
+        augmentation.map { $0.draw(seed: augmentationSeed, key: input.relativePath) }
+    }
 
     /// Creates the default settings.
     public init() {}
@@ -281,6 +291,7 @@ public final class BatchRenderer: Sendable {
         case .untilSilent(let threshold, let cap): options["tail"] = "auto (\(threshold) dBFS, at most \(cap) s)"
         }
         record.options = options
+        record.augmentation = settings.augmentationDraw(for: entry.input)?.description
         return record
     }
 

@@ -146,7 +146,8 @@ struct FileRender {
             return fail(Code.dataError, "\(path): division is 0, so the file has no timing and cannot be rendered")
         }
         if let halt = halted() { return halt }
-        let sequence = smf.makeSequence()
+        let draw = settings.augmentationDraw(for: entry.input)
+        let sequence = draw.map { smf.makeSequence().augmented(by: $0) } ?? smf.makeSequence()
         if let halt = halted() { return halt }
         let instrument: DefaultInstrument
         do {
@@ -165,7 +166,8 @@ struct FileRender {
         if let halt = halted() { return halt }
         let session: PlaybackSession
         do {
-            var options = PlaybackSession.Options(instrument: .custom(instrument), gainDecibels: settings.gainDecibels,
+            var options = PlaybackSession.Options(instrument: .custom(instrument),
+                                                  gainDecibels: draw?.gain(addedTo: settings.gainDecibels) ?? settings.gainDecibels,
                                                   tail: settings.tail, sampleRate: settings.sampleRate)
             options.shouldCancelPreparation = shouldHalt
             session = try PlaybackSession(sequence: sequence, options: options)

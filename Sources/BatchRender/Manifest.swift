@@ -72,6 +72,10 @@ public struct ManifestRecord: Codable, Sendable, Equatable {
     public var pid: Int32?
     /// When the record was written (ISO 8601, UTC).
     public var time: String?
+    /// The augmentation drawn for the input, as a spec of fixed values
+    /// (`AugmentationDraw.description`): `tactus render --augment` with it, on the input alone,
+    /// renders the same output.
+    public var augmentation: String?
 
     /// Creates a record.
     public init(input: String, relativePath: String, status: BatchStatus) {
@@ -84,7 +88,7 @@ public struct ManifestRecord: Codable, Sendable, Equatable {
         case input, relativePath = "relative_path", status, inputSHA256 = "input_sha256", output
         case outputSHA256 = "output_sha256", errorCode = "error_code", message, warnings, frames, seconds
         case peakDBFS = "peak_dbfs", rmsDBFS = "rms_dbfs", wallSeconds = "wall_seconds", cpuSeconds = "cpu_seconds"
-        case tactusVersion = "tactus_version", instrument, options, shard, pid, time
+        case tactusVersion = "tactus_version", instrument, options, shard, pid, time, augmentation
     }
 }
 

@@ -84,8 +84,10 @@ extension NoteLabel {
     /// `velocity`, `program` (0...127), `bank`, `is_drum` (channel 10), `stem` (or null),
     /// `onset_frame`, `offset_frame`, `onset_seconds` and `offset_seconds`. Written by hand
     /// rather than through an encoder so the bytes are the same on every run and platform.
-    public static func json(_ labels: [NoteLabel], sampleRate: Int) -> [UInt8] {
-        var text = "{\"sample_rate\": \(sampleRate), \"notes\": ["
+    public static func json(_ labels: [NoteLabel], sampleRate: Int, augmentation: String? = nil) -> [UInt8] {
+        var text = "{\"sample_rate\": \(sampleRate), "
+        if let augmentation { text += "\"augmentation\": \(jsonString(augmentation)), " }
+        text += "\"notes\": ["
         for (i, label) in labels.enumerated() {
             text += i == 0 ? "\n" : ",\n"
             text += "  {\"track\": \(label.track + 1), \"channel\": \(label.channel + 1), \"key\": \(label.key), "

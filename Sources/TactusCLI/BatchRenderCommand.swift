@@ -110,6 +110,8 @@ extension RenderCommand {
         batchSettings.jobs = batch.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         batchSettings.overwrite = batch.overwrite
         batchSettings.retryFailed = batch.retryFailed
+        batchSettings.augmentation = try dataset.augmentation(output: output)
+        batchSettings.augmentationSeed = dataset.seed
 
         let (description, makeInstrument) = try instrumentOptions.chooseFactory(input: input)
         let renderer = BatchRenderer(settings: batchSettings, outputFolder: output, shard: shard,

@@ -35,7 +35,9 @@ struct RenderCommand: ParsableCommand {
         built-in synthesizer, nor past the voice limit or when the limiter acts). --labels FILE.json lists every note with its \
         onset and offset frame (the frame the engine starts and releases it on) and seconds. \
         A stems folder that is a file or cannot be written exits 73; if any output fails, the \
-        ones this run wrote are removed.
+        ones this run wrote are removed. --augment SPEC --seed N varies each file (one or a \
+        batch) reproducibly: transposition, tempo, velocity curve, gain; the draw is printed, \
+        recorded in the labels and the manifest, and renders the same when given back as SPEC.
         """
     )
 
@@ -133,6 +135,7 @@ struct RenderCommand: ParsableCommand {
             return
         }
         let file = files[0]
+        let augmentation = try dataset.augmentation(output: output)
         try instrumentOptions.validate(file: file)
         let smf = try loadTimedMIDIFile(file, options: input, purpose: "rendered")
         var sequence = smf.makeSequence()
@@ -143,15 +146,26 @@ struct RenderCommand: ParsableCommand {
         }
         try dataset.check(output: output, inputs: [file, instrumentOptions.soundFont, instrumentOptions.instrument] + instrumentOptions.tuningInputs,
                           transport: plan, instrument: instrumentOptions)
+        // Keyed by the file's name: a batch of its folder draws the same for it.
+        let draw = augmentation?.draw(seed: dataset.seed, key: URL(fileURLWithPath: file).lastPathComponent)
+        if let draw {
+            sequence = sequence.augmented(by: draw)
+            settings.gainDecibels = draw.gain(addedTo: settings.gainDecibels)
+        }
         settings.instrument = try instrumentOptions.choose(input: input, song: file)
         guard dataset.isUsed else {
             var report = OutputBuffer()
+            // What was drawn, even with --quiet: it is what re-renders this output.
+            if let draw {
+                let line = "\(output): augmented with \(draw)"
+                if OutputDestination.isStandardOutput(output) { printError(line) } else { report.line(line) }
+            }
             try renderToFile(sequence, source: file, output: output, settings: settings, transport: plan, report: &report)
             try report.finish()
             return
         }
         try renderDataset(sequence, source: file, output: output, settings: settings, transport: plan,
-                          options: dataset, instrumentOptions: instrumentOptions)
+                          options: dataset, instrumentOptions: instrumentOptions, augmentation: draw)
     }
 }
 

@@ -20,7 +20,25 @@ struct DatasetOptions: ParsableArguments {
                                valueName: "FILE.json"))
     var labelsPath: String?
 
+    @Option(help: ArgumentHelp("Vary each file, reproducibly: comma-separated knob=VALUE or knob=LOW..HIGH; knobs transpose (semitones, not the drums), tempo (factor), velocity (curve exponent: 127*(v/127)^x), gain (dB, added to --gain). Drawn from --seed and the file's name (in a batch its path in the folder, so shards agree); the draw is printed (a batch: in the manifest) and, given back as the spec, renders the same.",
+                               valueName: "SPEC"))
+    var augment: String?
+
+    @Option(help: ArgumentHelp("The seed of --augment's draws.", valueName: "N"))
+    var seed: UInt64 = 0
+
     var isUsed: Bool { stemsDirectory != nil || labelsPath != nil }
+
+    /// The parsed --augment (nil without it); a malformed spec is one line and exit 64.
+    func augmentation(output: String) throws -> AugmentationSpec? {
+        guard let augment else { return nil }
+        do {
+            return try AugmentationSpec(parsing: augment)
+        } catch {
+            printError("\(output): \(error)")
+            throw ExitCode(ExitStatus.usage)
+        }
+    }
 
     /// The grouping `--stems-by` names.
     var grouping: StemGrouping? { StemGrouping(rawValue: stemsBy) }
@@ -87,7 +105,8 @@ struct DatasetOptions: ParsableArguments {
 /// temporary file and a rename; if any fails, the files this run already completed are
 /// removed too, so a rerun starts from a clean state and never mixes two runs' outputs.
 func renderDataset(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings,
-                   transport plan: TransportPlan, options: DatasetOptions, instrumentOptions: InstrumentOptions) throws {
+                   transport plan: TransportPlan, options: DatasetOptions, instrumentOptions: InstrumentOptions,
+                   augmentation: AugmentationDraw?) throws {
     let stems = options.stemsDirectory == nil ? [] : sequence.stems(by: options.grouping ?? .track)
     let stemPaths = try options.stemsDirectory.map { try prepareStemPaths(stems, directory: $0, output: output, settings: settings) } ?? []
     for path in stemPaths {
@@ -96,6 +115,7 @@ func renderDataset(_ sequence: MusicSequence, source: String, output: String, se
     var written: [String] = []
     // Printed once every file is written: a full standard output must not undo them.
     var report = OutputBuffer()
+    if let augmentation { report.line("\(output): augmented with \(augmentation)") }
     do {
         let mix = try renderToFile(sequence, source: source, output: output, settings: settings, transport: plan, report: &report)
         written.append(output)
@@ -114,7 +134,8 @@ func renderDataset(_ sequence: MusicSequence, source: String, output: String, se
             for stem in stems { for track in stem.tracks { stemOfTrack[track] = stem.name } }
             let labels = schedule.noteLabels { stemOfTrack[$0] }
             do {
-                try SMFWriter.writeAtomically(NoteLabel.json(labels, sampleRate: settings.sampleRate), to: labelsPath)
+                try SMFWriter.writeAtomically(NoteLabel.json(labels, sampleRate: settings.sampleRate, augmentation: augmentation?.description),
+                                              to: labelsPath)
             } catch {
                 printError("\(error)")
                 throw ExitCode(ExitStatus.cannotCreate)
