@@ -99,8 +99,9 @@ public func tactus_render_stem(_ score: OpaquePointer?, _ by: Int32, _ stem: Int
         let box = try scores.object(score)
         let chosen = try box.stem(by: by, stem)
         let frameCount = try checkedCount(frames, "the frame count")
-        let request = try RenderRequest(soundFont: soundFont, sampleRate: sampleRate, gainDecibels: gainDecibels,
+        var request = try RenderRequest(soundFont: soundFont, sampleRate: sampleRate, gainDecibels: gainDecibels,
                                         tailSeconds: 0, flags: flags)
+        request.addGain(of: box.augmentation)
         // A tail reaching past the last frame wanted (the sink cuts the rest): from the song's
         // end, which every stem shares with the mix, plus a margin for the graph's latency.
         let songEnd = Schedule(sequence: chosen.sequence, sampleRate: request.sampleRate, defaultNode: DefaultGraph.instrumentID).endFrame
@@ -156,6 +157,40 @@ public func tactus_score_labels(_ score: OpaquePointer?, _ sampleRate: Int32, _ 
             onsetFrame?[i] = label.onsetFrame
             offsetFrame?[i] = label.offsetFrame
         }
+    }
+}
+
+/// A new score: this one varied as `tactus render --augment SPEC --seed SEED` varies a file
+/// (see `AugmentationSpec`), its draw keyed by `key`, or by the score's file name when `key`
+/// is NULL (what a single-file render uses). Its renders add the drawn gain.
+/// `TACTUS_ERROR_INVALID_ARGUMENT` for a malformed spec, with the part and the reason.
+@_cdecl("tactus_score_augment")
+public func tactus_score_augment(_ score: OpaquePointer?, _ spec: UnsafePointer<CChar>?, _ seed: UInt64, _ key: UnsafePointer<CChar>?,
+                                 _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guarded { () throws(CFailure) in
+        let out = try checkedOut(out)
+        let box = try scores.object(score)
+        guard let spec else { throw CFailure(.invalidArgument, "the spec is NULL") }
+        let parsed: AugmentationSpec
+        do {
+            parsed = try AugmentationSpec(parsing: String(cString: spec))
+        } catch {
+            throw CFailure(.invalidArgument, "\(error)")
+        }
+        let drawKey = key.map { String(cString: $0) } ?? String(box.name.split(separator: "/").last ?? "")
+        let draw = parsed.draw(seed: seed, key: drawKey)
+        let varied = try box.playedSequence().augmented(by: draw)
+        out.pointee = scores.insert(ScoreBox(file: StandardMIDIFile(sequence: varied), name: box.name, augmentation: draw))
+    }
+}
+
+/// The draw an augmented score was made with, as a spec of fixed values (`transpose=2,...`;
+/// "" for a score as loaded), copied as `tactus_score_track_name` copies a name.
+@_cdecl("tactus_score_augmentation")
+public func tactus_score_augmentation(_ score: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int64,
+                                      _ needed: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guarded { () throws(CFailure) in
+        try copyCString(try scores.object(score).augmentation?.description ?? "", into: buffer, capacity: capacity, needed: needed)
     }
 }
 

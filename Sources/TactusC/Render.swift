@@ -120,6 +120,11 @@ struct RenderRequest {
         self.flags = flags
     }
 
+    /// Adds an augmented score's drawn gain (held to -24...24 dB).
+    mutating func addGain(of draw: AugmentationDraw?) {
+        if let draw { gainDecibels = draw.gain(addedTo: gainDecibels) }
+    }
+
     /// The sample rates `tactus render` offers.
     static func checkSampleRate(_ sampleRate: Int32) throws(CFailure) {
         guard [44_100, 48_000, 96_000].contains(sampleRate) else {
@@ -193,8 +198,9 @@ public func tactus_render_score(_ score: OpaquePointer?, _ soundFont: UnsafePoin
     guarded { () throws(CFailure) in
         let out = try checkedOut(out)
         let box = try scores.object(score)
-        let request = try RenderRequest(soundFont: soundFont, sampleRate: sampleRate, gainDecibels: gainDecibels,
+        var request = try RenderRequest(soundFont: soundFont, sampleRate: sampleRate, gainDecibels: gainDecibels,
                                         tailSeconds: tailSeconds, flags: flags)
+        request.addGain(of: box.augmentation)
         let rendered = try request.render(box.file, name: box.name)
         out.pointee = renders.insert(rendered)
     }

@@ -13,9 +13,14 @@ final class ScoreBox: Sendable {
     /// The stems of each grouping asked for (see Dataset.swift).
     let cachedStems = Mutex<[StemGrouping: [Stem]]>([:])
 
-    init(file: StandardMIDIFile, name: String) {
+    /// What `tactus_score_augment` drew to make this score (nil for a score as loaded): its
+    /// gain is added to every render of the score, as `tactus render --augment` adds it.
+    let augmentation: AugmentationDraw?
+
+    init(file: StandardMIDIFile, name: String, augmentation: AugmentationDraw? = nil) {
         self.file = file
         self.name = name
+        self.augmentation = augmentation
     }
 
     /// Tempo changes of every track, sorted by tick (file order at one tick), as mido and

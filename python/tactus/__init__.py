@@ -116,6 +116,35 @@ class Score:
         score._adopt(handle)
         return score
 
+    def augmented(self, spec: str, seed: int = 0, key: Optional[str] = None) -> "Score":
+        """A new score varied as ``tactus render --augment SPEC --seed SEED`` varies a file.
+
+        ``spec`` is comma-separated ``knob=VALUE`` or ``knob=LOW..HIGH``: ``transpose``
+        (semitones; the drums stay), ``tempo`` (a factor), ``velocity`` (a curve's exponent)
+        and ``gain`` (dB, added to every render of the new score). Each value is drawn from
+        ``seed``, ``key`` (default: the file's name, as a single-file render keys it; a batch
+        keys a file by its path inside the folder) and the knob alone. ``augmentation`` gives
+        the draw, which passed back as ``spec`` makes the same score. Raises
+        ``InvalidArgumentError`` naming the part of a malformed spec.
+        """
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise InvalidArgumentError(f"seed {seed!r} is not a whole number in 0...2**64-1", 1)
+        handle = ctypes.c_void_p()
+        check(lib.tactus_score_augment(self.handle, spec.encode("utf-8"), seed,
+                                       key.encode("utf-8") if key is not None else None, ctypes.byref(handle)))
+        score = Score.__new__(Score)
+        score._adopt(handle)
+        return score
+
+    @property
+    def augmentation(self) -> str:
+        """The draw ``augmented`` made this score with (``"transpose=2,tempo=1.04..."``), or ""."""
+        needed = ctypes.c_int64()
+        check(lib.tactus_score_augmentation(self.handle, None, 0, ctypes.byref(needed)))
+        buffer = ctypes.create_string_buffer(needed.value)
+        check(lib.tactus_score_augmentation(self.handle, buffer, needed.value, ctypes.byref(needed)))
+        return buffer.value.decode("utf-8")
+
     def _adopt(self, handle: ctypes.c_void_p) -> None:
         self._owner = _ScoreHandle(handle.value)
         self._tracks: Optional[list[Track]] = None

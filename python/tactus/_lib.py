@@ -68,6 +68,8 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "tactus_score_stem_tracks": (_i32, [_p, _i32, _i64, _p, _i64, _pi64]),
     "tactus_render_stem": (_i32, [_p, _i32, _i64, _i64, ctypes.c_char_p, _i32, ctypes.c_float, ctypes.c_uint32, _pp]),
     "tactus_score_label_count": (_i32, [_p, _i32, _pi64]),
+    "tactus_score_augment": (_i32, [_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_char_p, _pp]),
+    "tactus_score_augmentation": (_i32, [_p, ctypes.c_char_p, _i64, _pi64]),
     "tactus_score_labels": (_i32, [_p, _i32, _i32, _p, _p, _p, _p, _p, _p, _p, _p, _p, _i64]),
 }
 

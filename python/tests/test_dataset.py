@@ -95,6 +95,49 @@ def test_labels_follow_the_sample_rate_and_the_tempo_map() -> None:
     assert (at44["offset_frame"] > at44["onset_frame"]).all()
 
 
+AUGMENT = "transpose=-3..3,tempo=0.8..1.25,velocity=0.7..1.4,gain=-6..0"
+
+
+def test_augmented_scores_render_as_the_cli_augments(tactus_cli: str, tmp_path: Path) -> None:
+    # A format 1 song with a conductor track and a format 0 one: the varied score is written
+    # back as a file and read again, and must still play as the CLI's varied sequence.
+    for name in ("seven-eight.mid", "little-waltz.mid"):
+        song = REPO / "Songs" / name
+        varied = tactus.Score(song).augmented(AUGMENT, seed=9)
+        assert varied.augmentation.startswith("transpose=") and ",gain=" in varied.augmentation
+        out = tmp_path / "varied.wav"
+        run = subprocess.run([tactus_cli, "render", str(song), "-o", str(out), "--format", "f32", "--instrument", "builtin",
+                              "--tail", "0.5", "--augment", AUGMENT, "--seed", "9"], check=True, capture_output=True, text=True)
+        assert f"augmented with {varied.augmentation}\n" in run.stdout
+        assert_same_samples(tactus.render(varied, tail=0.5), read_f32_wav(out)[1])
+
+
+def test_augmentation_draws_repeat_and_differ_by_seed_and_key() -> None:
+    score = tactus.Score(SONG)
+    assert score.augmentation == ""
+    first = score.augmented(AUGMENT, seed=3)
+    assert score.augmented(AUGMENT, seed=3).augmentation == first.augmentation
+    assert {score.augmented(AUGMENT, seed=s).augmentation for s in range(8)} != {first.augmentation}
+    assert score.augmented(AUGMENT, seed=3, key="other/seven-eight.mid").augmentation != first.augmentation
+    # The draw given back as the spec makes the same score: same notes, same labels.
+    again = score.augmented(first.augmentation, seed=12345, key="anything")
+    assert again.augmentation == first.augmentation
+    for a, b in zip(first.tracks, again.tracks):
+        assert np.array_equal(a.pitch, b.pitch) and np.array_equal(a.start, b.start) and np.array_equal(a.velocity, b.velocity)
+    assert np.array_equal(tactus.labels(first)["onset_frame"], tactus.labels(again)["onset_frame"])
+    # Transposed notes but drums, and a tempo factor: the labels move as the draw says.
+    fixed = score.augmented("transpose=2,tempo=2")
+    plain, moved = tactus.labels(score), tactus.labels(fixed)
+    drums = plain["channel"] == 9
+    assert np.array_equal(moved["key"][~drums], plain["key"][~drums] + 2)
+    assert np.array_equal(moved["key"][drums], plain["key"][drums])
+    assert np.abs(moved["onset_seconds"] - plain["onset_seconds"] / 2).max() <= 1 / 44100
+    with pytest.raises(tactus.InvalidArgumentError, match="unknown knob 'pitch'"):
+        score.augmented("pitch=2")
+    with pytest.raises(tactus.InvalidArgumentError, match="seed -1"):
+        score.augmented(AUGMENT, seed=-1)
+
+
 def test_bad_dataset_arguments_are_refused() -> None:
     with pytest.raises(tactus.InvalidArgumentError, match="'colour' is not 'track' or 'class'"):
         tactus.stems(SONG, by="colour")

@@ -121,6 +121,13 @@ int32_t tactus_score_stem_tracks(const TactusScore *score, int32_t by, int64_t s
  * `frames` frames long: pass the mix's frame count and it lines up with the mix. */
 int32_t tactus_render_stem(const TactusScore *score, int32_t by, int64_t stem, int64_t frames, const char *soundfont,
                            int32_t sample_rate, float gain_db, uint32_t flags, TactusRender **out);
+/* A new score varied as `tactus render --augment SPEC --seed SEED` varies a file: transpose,
+ * tempo, velocity and gain knobs drawn from the seed and `key` (NULL: the score's file name).
+ * Renders of the new score add the drawn gain. tactus_score_augmentation copies the draw as a
+ * spec of fixed values ("" for a score as loaded). */
+int32_t tactus_score_augment(const TactusScore *score, const char *spec, uint64_t seed, const char *key,
+                             TactusScore **out);
+int32_t tactus_score_augmentation(const TactusScore *score, char *buffer, int64_t capacity, int64_t *needed);
 /* Every note as the engine plays it, in start order: onset_frame is its first sample in a
  * render from the start at rate 1. stems_by: TACTUS_STEMS_BY_* to fill `stem` with stem
  * indices, or -1 (stem gets -1). NULL columns are skipped. */
