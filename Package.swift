@@ -70,7 +70,7 @@ let package = Package(
         .target(name: "AudioFileOutput", dependencies: ["CSndFile", "MIDIFile"]),
         // Rendering whole corpora: input discovery, sharding, the manifest, resumable outputs
         // and the job pool (issue 15).
-        .target(name: "BatchRender", dependencies: ["Locking", "AudioFileOutput", "Playback", "MIDIFile", "Sequencing"]),
+        .target(name: "BatchRender", dependencies: ["Locking", "AudioFileOutput", "Playback", "MIDI", "MIDIFile", "Sequencing"]),
         // The C interface: `@_cdecl` functions declared in include/tactus.h, which ships beside
         // the Python package rather than being compiled here.
         .target(

@@ -1,3 +1,4 @@
+import MIDI
 import Foundation
 
 /// One file to render, with the path its output takes under the output folder.
@@ -238,16 +239,8 @@ public struct Shard: Sendable, Hashable, CustomStringConvertible {
         count <= 1 || Int(Self.hash(input.relativePath) % UInt64(count)) == index
     }
 
-    /// FNV-1a 64 of the UTF-8 bytes: stable across runs, machines and Swift versions (unlike
-    /// `Hasher`, which is seeded per process).
-    public static func hash(_ text: String) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            h ^= UInt64(byte)
-            h = h &* 0x0000_0100_0000_01B3
-        }
-        return h
-    }
+    /// The hash that places an input in a shard: `stableHash` (MIDI) of its relative path.
+    public static func hash(_ text: String) -> UInt64 { stableHash(text) }
 
     /// Parses `I/N` (0-based), `auto` (Slurm's `SLURM_ARRAY_TASK_ID` less
     /// `SLURM_ARRAY_TASK_MIN`, over `SLURM_ARRAY_TASK_COUNT`) or `auto/N` (Kubernetes'

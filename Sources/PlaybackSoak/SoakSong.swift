@@ -100,19 +100,13 @@ public struct SoakSong: Sendable {
 /// A small deterministic random generator (SplitMix64), so a run can be repeated from its
 /// seed.
 public struct SoakRandom: Sendable {
-    private var state: UInt64
+    private var generator: SplitMix64
 
     /// A generator starting from `seed`.
-    public init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
     /// The next 64 random bits.
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    public mutating func next() -> UInt64 { generator.next() }
 
     /// A number in `range`.
     public mutating func next(in range: ClosedRange<Int>) -> Int {

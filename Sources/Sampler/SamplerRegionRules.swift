@@ -1,4 +1,5 @@
 import Foundation
+import MIDI
 
 /// When a region may start, beyond its key and velocity ranges: the selection rules of
 /// formats such as SFZ that SoundFont generators cannot express. ``SamplerNode`` consults one
@@ -375,7 +376,7 @@ final class CompiledRegionRules {
     let releasePending: UnsafeMutablePointer<Bool>
     /// Per channel: keys down.
     let keysDown: UnsafeMutablePointer<Int32>
-    var randomState: UInt64 = 0
+    var random = SplitMix64(seed: 0)
     static let randomSeed: UInt64 = 0x5EED_5F2B_0000_0001
 
     init(_ list: [SamplerRegionRule]) {
@@ -465,18 +466,11 @@ final class CompiledRegionRules {
         noteOnFrame.initialize(repeating: 0, count: 16 * 128)
         releasePending.initialize(repeating: false, count: 16 * 128)
         keysDown.initialize(repeating: 0, count: 16)
-        randomState = Self.randomSeed
+        random = SplitMix64(seed: Self.randomSeed)
     }
 
-    /// The next draw, 0 ≤ draw < 1 (SplitMix64: a fixed sequence from the seed).
-    func nextDraw() -> Double {
-        randomState &+= 0x9E37_79B9_7F4A_7C15
-        var z = randomState
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Double(z >> 11) / Double(1 << 53)
-    }
+    /// The next draw, 0 ≤ draw < 1 (a fixed sequence from the seed).
+    func nextDraw() -> Double { random.nextUnit() }
 
     /// Records a key going down (call before matching regions): key switches, keys down.
     /// Returns how many other keys were down on the channel.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MIDI
 
 /// Random but reproducible changes for training data: what to vary and how far
 /// (``AugmentationSpec``), drawn per file from a seed and the file's name
@@ -86,13 +87,12 @@ public struct AugmentationSpec: Hashable, Sendable, CustomStringConvertible {
     public func draw(seed: UInt64, key: String) -> AugmentationDraw {
         var values: [Knob: Double] = [:]
         for (knob, range) in ranges {
-            var stream = SplitMix64(seed: seed ^ fnv1a(key + "\u{0}" + knob.rawValue))
+            var stream = SplitMix64(seed: seed ^ stableHash(key + "\u{0}" + knob.rawValue))
             if knob == .transpose {
                 let low = Int(range.lowerBound), count = Int(range.upperBound) - low + 1
                 values[knob] = Double(low + Int(stream.next() % UInt64(count)))
             } else {
-                let unit = Double(stream.next() >> 11) * 0x1p-53 // [0, 1)
-                values[knob] = range.lowerBound + (range.upperBound - range.lowerBound) * unit
+                values[knob] = range.lowerBound + (range.upperBound - range.lowerBound) * stream.nextUnit()
             }
         }
         return AugmentationDraw(values: values)
@@ -151,32 +151,6 @@ public enum AugmentationError: Error, Hashable, Sendable, CustomStringConvertibl
 /// Shortest text that reads back as the same value ("2" for whole numbers).
 private func format(_ value: Double) -> String {
     value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : "\(value)"
-}
-
-/// 64-bit FNV-1a of the UTF-8 bytes: a fixed, platform-independent hash (Swift's `Hasher` is
-/// seeded per process).
-private func fnv1a(_ text: String) -> UInt64 {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in text.utf8 {
-        hash ^= UInt64(byte)
-        hash = hash &* 0x100_0000_01b3
-    }
-    return hash
-}
-
-/// SplitMix64 (Steele, Lea and Flood): a small generator whose stream depends only on its seed.
-private struct SplitMix64 {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
 }
 
 private extension StringProtocol {
