@@ -12,6 +12,7 @@ enum ResultCode: Int32 {
     case invalidFile = 5
     case bufferTooSmall = 6
     case renderFailed = 7
+    case writeFailed = 8
 }
 
 /// A failure on its way to the C boundary: a code and the sentence stored for

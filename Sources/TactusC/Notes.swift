@@ -83,6 +83,30 @@ enum TrackNotes {
         var velocity: UInt8
         var channel: UInt8
         var ended: Bool
+        /// The orders of the events the note was made from: its note event, or its note-on
+        /// and note-off messages.
+        var onOrder: UInt32
+        var offOrder: UInt32? = nil
+    }
+
+    /// The event orders of the notes (rows of ``fill(_:into:summary:)``) that `drop` picks,
+    /// by row number: both messages of a note paired from note-on and note-off.
+    static func eventOrders(of track: MusicTrack, summary: Summary, where drop: (Int) -> Bool) -> Set<UInt32> {
+        var orders: Set<UInt32> = []
+        if !summary.needsPairing {
+            var row = 0
+            for e in track.events {
+                guard case .note = e.event else { continue }
+                if drop(row) { orders.insert(e.order) }
+                row += 1
+            }
+            return orders
+        }
+        for (i, row) in (summary.pairedRows ?? paired(track)).enumerated() where drop(i) {
+            orders.insert(row.onOrder)
+            if let off = row.offOrder { orders.insert(off) }
+        }
+        return orders
     }
 
     private static func paired(_ track: MusicTrack) -> [Row] {
@@ -94,10 +118,12 @@ enum TrackNotes {
         for e in track.events {
             switch e.event {
             case .note(let n):
-                rows.append(Row(start: e.tick, end: e.tick + n.duration, pitch: n.key, velocity: n.velocity, channel: n.channel, ended: true))
+                rows.append(Row(start: e.tick, end: e.tick + n.duration, pitch: n.key, velocity: n.velocity, channel: n.channel, ended: true,
+                                onOrder: e.order))
             case .message(let m) where m.isNoteOn:
                 waiting[Int(m.channel) << 7 | Int(m.data1 & 0x7F)].append(rows.count)
-                rows.append(Row(start: e.tick, end: e.tick, pitch: m.data1 & 0x7F, velocity: m.data2 & 0x7F, channel: m.channel, ended: false))
+                rows.append(Row(start: e.tick, end: e.tick, pitch: m.data1 & 0x7F, velocity: m.data2 & 0x7F, channel: m.channel, ended: false,
+                                onOrder: e.order))
             case .message(let m) where m.isNoteOff:
                 let key = Int(m.channel) << 7 | Int(m.data1 & 0x7F)
                 if heads[key] < waiting[key].count {
@@ -105,6 +131,7 @@ enum TrackNotes {
                     heads[key] += 1
                     rows[first].end = e.tick
                     rows[first].ended = true
+                    rows[first].offOrder = e.order
                 }
             default:
                 break

@@ -264,5 +264,5 @@ public func tactus_last_error_message() -> UnsafePointer<CChar> {
 /// function's signature or meaning changes.
 @_cdecl("tactus_abi_version")
 public func tactus_abi_version() -> Int32 {
-    1
+    2
 }

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import NamedTuple, Optional, Union
+from typing import Callable, NamedTuple, Optional, Union
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from ._errors import (
     TactusError,
     TactusFileNotFoundError,
     UnreadableFileError,
+    WriteError,
     check,
 )
 from ._lib import lib
@@ -34,6 +35,13 @@ from ._lib import lib
 __all__ = [
     "Score",
     "Track",
+    "Controls",
+    "Lyric",
+    "CONTROL_CHANGE",
+    "PROGRAM_CHANGE",
+    "PITCH_BEND",
+    "CHANNEL_PRESSURE",
+    "KEY_PRESSURE",
     "render",
     "Stem",
     "stems",
@@ -46,9 +54,54 @@ __all__ = [
     "UnreadableFileError",
     "InvalidFileError",
     "RenderError",
+    "WriteError",
 ]
 
 PathLike = Union[str, "os.PathLike[str]", "os.PathLike[bytes]", bytes]
+
+CONTROL_CHANGE = 0
+"""``Controls.kind`` of a control change: ``number`` is the controller, ``value`` 0...127."""
+PROGRAM_CHANGE = 1
+"""``Controls.kind`` of a program change: ``number`` is the program (0-based), ``value`` 0."""
+PITCH_BEND = 2
+"""``Controls.kind`` of a pitch bend: ``value`` is -8192...8191 (0 is centre), ``number`` 0."""
+CHANNEL_PRESSURE = 3
+"""``Controls.kind`` of channel pressure (aftertouch): ``value`` 0...127, ``number`` 0."""
+KEY_PRESSURE = 4
+"""``Controls.kind`` of key (polyphonic) pressure: ``number`` is the key, ``value`` 0...127."""
+
+_OVERFLOW = {"clamp": 0, "drop": 1, "fold": 2}
+
+
+class Controls(NamedTuple):
+    """Channel messages that are not notes, one row each, in file order (numpy columns)."""
+
+    tick: np.ndarray
+    """Ticks (int64)."""
+    channel: np.ndarray
+    """MIDI channels, 0...15 (uint8)."""
+    kind: np.ndarray
+    """``CONTROL_CHANGE``, ``PROGRAM_CHANGE``, ``PITCH_BEND``, ``CHANNEL_PRESSURE`` or ``KEY_PRESSURE`` (uint8)."""
+    number: np.ndarray
+    """The controller, program or key; 0 for pitch bend and channel pressure (uint8)."""
+    value: np.ndarray
+    """The controller value or pressure, or the bend centred on 0 (int16)."""
+
+    def of_kind(self, kind: int) -> "Controls":
+        """The rows of one kind, e.g. ``track.controls.of_kind(tactus.PITCH_BEND)``."""
+        rows = self.kind == kind
+        return Controls(*(column[rows] for column in self))
+
+
+class Lyric(NamedTuple):
+    """A lyric as ``tactus dump --lyrics`` lists it."""
+
+    tick: int
+    seconds: float
+    """Through the tempo map; NaN for a file without timing (division 0)."""
+    track: int
+    """The file track it is in."""
+    text: str
 
 
 def _pointer(array: np.ndarray) -> int:
@@ -239,6 +292,80 @@ class Score:
         """
         return _seconds(self.handle, ticks)
 
+    @property
+    def lyrics(self) -> list[Lyric]:
+        """The lyrics in time order: lyric events, or a karaoke (``.kar``) file's words, as
+        ``tactus dump --lyrics`` finds them."""
+        count, size = ctypes.c_int64(), ctypes.c_int64()
+        check(lib.tactus_score_lyric_count(self.handle, ctypes.byref(count), ctypes.byref(size)))
+        n = count.value
+        ticks, tracks, ends = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+        text = np.empty(size.value, np.uint8)
+        check(lib.tactus_score_lyrics(self.handle, _pointer(ticks), _pointer(tracks), _pointer(ends), _pointer(text), n, size.value))
+        try:
+            seconds = _seconds(self.handle, ticks).tolist()
+        except InvalidFileError:
+            seconds = [float("nan")] * n
+        raw = text.tobytes()
+        starts = [0] + ends[:-1].tolist()
+        return [Lyric(tick, second, track, raw[a:b].decode("utf-8"))
+                for tick, second, track, a, b in zip(ticks.tolist(), seconds, tracks.tolist(), starts, ends.tolist())]
+
+    def transposed(self, semitones: int, overflow: str = "clamp") -> "Score":
+        """A new score with its notes moved by ``semitones`` (-127...127), as ``tactus edit
+        --transpose N --overflow P`` moves them: the drums (channel 10) stay unless MPE makes
+        that channel melodic. ``overflow`` says what happens to a note pushed past 0 or 127:
+        ``"clamp"`` stops it there, ``"drop"`` removes it, ``"fold"`` moves it back by octaves.
+        """
+        if overflow not in _OVERFLOW:
+            raise InvalidArgumentError(f"overflow {overflow!r} is not 'clamp', 'drop' or 'fold'", 1)
+        return self._made_by(lambda out: lib.tactus_score_transpose(self.handle, _whole(semitones, "semitones", 32), _OVERFLOW[overflow], out))
+
+    def shifted(self, ticks: int) -> "Score":
+        """A new score with every event of the event tracks moved by ``ticks`` (negative is
+        earlier; nothing goes before 0), as ``tactus edit --move N`` moves them. The tempo
+        track stays where it is."""
+        return self._made_by(lambda out: lib.tactus_score_shift(self.handle, _whole(ticks, "ticks"), out))
+
+    def filter_notes(self, keep: Union["np.typing.ArrayLike", "Callable[[Track], np.typing.ArrayLike]"]) -> "Score":
+        """A new score keeping only some notes; controllers, tempos, lyrics and the tracks stay.
+
+        ``keep`` is either a function called with each ``Track`` that returns one boolean per
+        note (``lambda t: t.velocity >= 20``), or one boolean per note of the whole score,
+        track after track (the order of ``np.concatenate([t.pitch for t in score.tracks])``).
+        """
+        if callable(keep):
+            parts = [np.asarray(keep(track), dtype=bool).reshape(-1) for track in self.tracks]
+            for track, part in zip(self.tracks, parts):
+                if len(part) != len(track):
+                    raise InvalidArgumentError(f"the filter gave {len(part)} values for track {track.index}, which has {len(track)} notes", 1)
+            mask = np.concatenate(parts) if parts else np.empty(0, bool)
+        else:
+            mask = np.asarray(keep, dtype=bool).reshape(-1)
+        flags = np.ascontiguousarray(mask, dtype=np.uint8)
+        return self._made_by(lambda out: lib.tactus_score_keep_notes(self.handle, _pointer(flags), len(flags), out))
+
+    def to_bytes(self) -> bytes:
+        """The score as a Standard MIDI File, as ``tactus edit`` would write it."""
+        needed = ctypes.c_int64()
+        check(lib.tactus_score_smf_bytes(self.handle, None, 0, ctypes.byref(needed)))
+        buffer = (ctypes.c_uint8 * needed.value)()
+        check(lib.tactus_score_smf_bytes(self.handle, buffer, needed.value, ctypes.byref(needed)))
+        return bytes(buffer)
+
+    def write(self, path: PathLike) -> None:
+        """Writes the score as a Standard MIDI File: through a temporary file renamed into
+        place, so a failed write leaves an earlier file whole. Raises ``WriteError`` (an
+        ``OSError``) with the path and the reason."""
+        check(lib.tactus_score_write(self.handle, os.fsencode(path)))
+
+    def _made_by(self, make: "Callable[[ctypes._Pointer[ctypes.c_void_p]], int]") -> "Score":
+        handle = ctypes.c_void_p()
+        check(make(ctypes.byref(handle)))
+        score = Score.__new__(Score)
+        score._adopt(handle)
+        return score
+
 
 class Track:
     """One track chunk: its name and its notes as numpy arrays, one row per note.
@@ -248,7 +375,7 @@ class Track:
     left out.
     """
 
-    __slots__ = ("_owner", "index", "start", "duration", "pitch", "velocity", "channel", "_name")
+    __slots__ = ("_owner", "index", "start", "duration", "pitch", "velocity", "channel", "_name", "_controls")
 
     def __init__(self, owner: _ScoreHandle, index: int, start: np.ndarray, duration: np.ndarray, pitch: np.ndarray,
                  velocity: np.ndarray, channel: np.ndarray) -> None:
@@ -267,6 +394,21 @@ class Track:
         self.channel: np.ndarray = channel
         """MIDI channels, 0...15 (uint8)."""
         self._name: Optional[str] = None
+        self._controls: Optional[Controls] = None
+
+    @property
+    def controls(self) -> Controls:
+        """The track's channel messages that are not notes (controllers, program changes,
+        pitch bends, pressure), in file order; ``controls.of_kind(tactus.PITCH_BEND)`` picks one kind."""
+        if self._controls is None:
+            handle = self._owner.get()
+            count = ctypes.c_int64()
+            check(lib.tactus_score_track_control_count(handle, self.index, ctypes.byref(count)))
+            n = count.value
+            columns = Controls(np.empty(n, np.int64), np.empty(n, np.uint8), np.empty(n, np.uint8), np.empty(n, np.uint8), np.empty(n, np.int16))
+            check(lib.tactus_score_track_controls(handle, self.index, *(_pointer(c) for c in columns), n))
+            self._controls = columns
+        return self._controls
 
     @property
     def name(self) -> str:
@@ -334,6 +476,16 @@ def render(song: Union[PathLike, Score], sample_rate: int = 44100, soundfont: Op
     check(lib.tactus_render_score(score.handle, _bank(soundfont), int(sample_rate), float(gain_db), tail_seconds,
                                   _flags(reverb, chorus), ctypes.byref(handle)))
     return _take(handle)
+
+
+def _whole(value: int, name: str, bits: int = 64) -> int:
+    """``value`` as an int that fits the C argument, refusing bools and floats, which ctypes
+    would pass misread or cut short."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InvalidArgumentError(f"{name} {value!r} is not a whole number", 1)
+    if not -(2 ** (bits - 1)) <= int(value) < 2 ** (bits - 1):
+        raise InvalidArgumentError(f"{name} {value} is out of range", 1)
+    return int(value)
 
 
 def _check_sample_rate(sample_rate: int) -> None:

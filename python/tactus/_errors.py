@@ -39,6 +39,10 @@ class RenderError(TactusError):
     """The render failed after it started."""
 
 
+class WriteError(TactusError, OSError):
+    """A file could not be written (no space, no permission, no such folder)."""
+
+
 _BY_CODE: dict[int, type[TactusError]] = {
     1: InvalidArgumentError,
     2: InvalidHandleError,
@@ -47,6 +51,7 @@ _BY_CODE: dict[int, type[TactusError]] = {
     5: InvalidFileError,
     6: TactusError,
     7: RenderError,
+    8: WriteError,
 }
 
 

@@ -6,7 +6,7 @@ import ctypes
 import os
 from pathlib import Path
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 LIBRARY_NAME = "libTactusC.so"
 
 
@@ -26,10 +26,13 @@ def _load() -> ctypes.CDLL:
             f"tactus: cannot load the Tactus library at {path} ({error}); "
             "build it with python/build.sh or point TACTUS_LIBRARY at libTactusC.so"
         ) from error
-    declare(lib)
+    # The version first: an older library lacks functions this package declares.
+    lib.tactus_abi_version.restype = ctypes.c_int32
+    lib.tactus_abi_version.argtypes = []
     version = lib.tactus_abi_version()
     if version != ABI_VERSION:
         raise ImportError(f"tactus: {path} has C interface version {version}, this package needs {ABI_VERSION}")
+    declare(lib)
     return lib
 
 
@@ -71,6 +74,15 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "tactus_score_augment": (_i32, [_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_char_p, _pp]),
     "tactus_score_augmentation": (_i32, [_p, ctypes.c_char_p, _i64, _pi64]),
     "tactus_score_labels": (_i32, [_p, _i32, _i32, _p, _p, _p, _p, _p, _p, _p, _p, _p, _i64]),
+    "tactus_score_track_control_count": (_i32, [_p, _i64, _pi64]),
+    "tactus_score_track_controls": (_i32, [_p, _i64, _p, _p, _p, _p, _p, _i64]),
+    "tactus_score_lyric_count": (_i32, [_p, _pi64, _pi64]),
+    "tactus_score_lyrics": (_i32, [_p, _p, _p, _p, _p, _i64, _i64]),
+    "tactus_score_transpose": (_i32, [_p, _i32, _i32, _pp]),
+    "tactus_score_shift": (_i32, [_p, _i64, _pp]),
+    "tactus_score_keep_notes": (_i32, [_p, _p, _i64, _pp]),
+    "tactus_score_smf_bytes": (_i32, [_p, _p, _i64, _pi64]),
+    "tactus_score_write": (_i32, [_p, ctypes.c_char_p]),
 }
 
 

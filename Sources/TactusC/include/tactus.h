@@ -42,7 +42,8 @@ enum {
     TACTUS_ERROR_UNREADABLE = 4,       /* a directory, no permission, an I/O error */
     TACTUS_ERROR_INVALID_FILE = 5,     /* the content is refused (not an SMF, damaged, no timing) */
     TACTUS_ERROR_BUFFER_TOO_SMALL = 6,
-    TACTUS_ERROR_RENDER_FAILED = 7
+    TACTUS_ERROR_RENDER_FAILED = 7,
+    TACTUS_ERROR_WRITE_FAILED = 8      /* a file could not be written (no space, no permission, no folder) */
 };
 
 enum {
@@ -50,7 +51,7 @@ enum {
     TACTUS_RENDER_NO_CHORUS = 2  /* the SoundFont sampler's chorus off (--no-chorus) */
 };
 
-/* 1 for this header. */
+/* 2 for this header (1 had no controls, lyrics, edits or writing). */
 int32_t tactus_abi_version(void);
 /* Why the last failed call on this thread failed ("" before any failed). Calls that succeed
  * leave it, as they leave errno, so read it right after a call returns non-zero. Valid until
@@ -89,6 +90,47 @@ int32_t tactus_score_time_signatures(const TactusScore *score, int64_t *ticks, i
 /* Through the tempo map of all tracks; TACTUS_ERROR_INVALID_FILE for division 0. */
 int32_t tactus_score_ticks_to_seconds(const TactusScore *score, const int64_t *ticks, double *seconds,
                                       int64_t count);
+
+/* Channel messages other than notes, in file order: kind is TACTUS_CONTROL_*; number is the
+ * controller, program or key (0 for pitch bend and channel pressure); value is the controller
+ * value, the pressure, or the bend centred on 0 (-8192...8191), 0 for a program change. */
+enum {
+    TACTUS_CONTROL_CHANGE = 0,
+    TACTUS_CONTROL_PROGRAM = 1,
+    TACTUS_CONTROL_PITCH_BEND = 2,
+    TACTUS_CONTROL_CHANNEL_PRESSURE = 3,
+    TACTUS_CONTROL_KEY_PRESSURE = 4
+};
+int32_t tactus_score_track_control_count(const TactusScore *score, int64_t track, int64_t *out);
+int32_t tactus_score_track_controls(const TactusScore *score, int64_t track, int64_t *tick, uint8_t *channel,
+                                    uint8_t *kind, uint8_t *number, int16_t *value, int64_t capacity);
+/* Lyrics as `tactus dump --lyrics` finds them, in time order. The texts are UTF-8, one after
+ * another without terminators; text_end[i] is where row i's ends (row i starts at row i-1's
+ * end, row 0 at 0). *text_bytes gets the bytes all texts take. */
+int32_t tactus_score_lyric_count(const TactusScore *score, int64_t *count, int64_t *text_bytes);
+int32_t tactus_score_lyrics(const TactusScore *score, int64_t *tick, int64_t *track, int64_t *text_end, uint8_t *text,
+                            int64_t capacity, int64_t text_capacity);
+
+/* Edits: each makes a new score and leaves the old one as it was. transpose and shift edit as
+ * `tactus edit --transpose N --overflow P` and `--move N` do and lay the file out as it was
+ * read, so writing the result gives the bytes the command writes. */
+enum {
+    TACTUS_OVERFLOW_CLAMP = 0, /* a note moved past 0 or 127 stops there */
+    TACTUS_OVERFLOW_DROP = 1,  /* ... is removed */
+    TACTUS_OVERFLOW_FOLD = 2   /* ... moves back by octaves */
+};
+/* semitones: -127...127; channel 10 (drums) stays unless MPE makes it a member channel. */
+int32_t tactus_score_transpose(const TactusScore *score, int32_t semitones, int32_t overflow, TactusScore **out);
+/* Every event of the event tracks (not the tempo track) by `ticks`; nothing goes before 0. */
+int32_t tactus_score_shift(const TactusScore *score, int64_t ticks, TactusScore **out);
+/* Keeps the notes whose keep[i] is non-zero, i a row of tactus_score_notes; count must be the
+ * score's note count. Everything else stays. */
+int32_t tactus_score_keep_notes(const TactusScore *score, const uint8_t *keep, int64_t count, TactusScore **out);
+/* The score as Standard MIDI File bytes (*needed gets the size; NULL buffer asks it), or
+ * written to `path` through a temporary renamed into place (a device or FIFO is written in
+ * place). TACTUS_ERROR_INVALID_FILE when an event lies past tick 2^31 - 1. */
+int32_t tactus_score_smf_bytes(const TactusScore *score, uint8_t *buffer, int64_t capacity, int64_t *needed);
+int32_t tactus_score_write(const TactusScore *score, const char *path);
 
 /* Renders: the samples `tactus render --format f32` writes for the same song and options.
  * soundfont: a SoundFont 2/3 path, or NULL for the built-in synthesizer. sample_rate: 44100,
