@@ -24,14 +24,24 @@ struct DatasetOptions: ParsableArguments {
                                valueName: "SPEC"))
     var augment: String?
 
-    @Option(help: ArgumentHelp("The seed of --augment's draws.", valueName: "N"))
-    var seed: UInt64 = 0
+    @Option(name: .customLong("seed"), help: ArgumentHelp("The seed of --augment's draws (default 0).", valueName: "N"))
+    var givenSeed: UInt64?
+
+    /// The seed of the draws: --seed, or 0.
+    var seed: UInt64 { givenSeed ?? 0 }
 
     var isUsed: Bool { stemsDirectory != nil || labelsPath != nil }
 
     /// The parsed --augment (nil without it); a malformed spec is one line and exit 64.
     func augmentation(output: String) throws -> AugmentationSpec? {
-        guard let augment else { return nil }
+        guard let augment else {
+            // A seed alone would render the file unvaried while the user believes it varied.
+            if let givenSeed {
+                printError("\(output): --seed \(givenSeed) needs --augment SPEC (the seed only chooses augmentation draws)")
+                throw ExitCode(ExitStatus.usage)
+            }
+            return nil
+        }
         do {
             return try AugmentationSpec(parsing: augment)
         } catch {

@@ -63,7 +63,7 @@ struct AugmentationCLITests {
         #expect(expected.keys.allSatisfy { otherOutputs[$0] != expected[$0] }, "another seed, other audio")
     }
 
-    @Test("The labels follow the draw and record it; a malformed spec is one line and exit 64 with nothing written")
+    @Test("The labels follow the draw and record it; a malformed spec, or --seed without --augment, is one line and exit 64 with nothing written")
     func labelsAndRefusals() throws {
         let (dir, input) = try Self.corpus()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -98,6 +98,14 @@ struct AugmentationCLITests {
             #expect(r.stderr.split(separator: "\n").count == 1)
             #expect(!FileManager.default.fileExists(atPath: out))
         }
+        // A seed without --augment would render the file unvaried: refused, as in a batch.
+        let seedOnly = try CLI.run(["render", song, "-o", out, "--seed", "7"] + BatchRenderCLITests.common)
+        #expect(seedOnly.status == 64 && seedOnly.stderr == "\(out): --seed 7 needs --augment SPEC (the seed only chooses augmentation draws)\n",
+                "\(seedOnly.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        let seedOnlyBatch = try CLI.run(["render", input, "-o", dir.appendingPathComponent("batch").path + "/", "--seed", "7"]
+                                        + BatchRenderCLITests.common, environment: BatchRenderCLITests.environment([:]))
+        #expect(seedOnlyBatch.status == 64 && seedOnlyBatch.stderr.contains("--seed 7 needs --augment"), "\(seedOnlyBatch.stderr)")
         let batch = try CLI.run(["render", input, "-o", dir.appendingPathComponent("batch").path + "/", "--augment", "colour=1"]
                                 + BatchRenderCLITests.common, environment: BatchRenderCLITests.environment([:]))
         #expect(batch.status == 64 && batch.stderr.contains("unknown knob 'colour'"), "\(batch.stderr)")
