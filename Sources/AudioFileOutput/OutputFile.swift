@@ -138,9 +138,9 @@ public final class OutputFile {
         return removeStaleTemporaries(in: url.deletingLastPathComponent().path) { $0.hasPrefix(prefix) }
     }
 
-    /// Removes every temporary file in `directory` left by a process that died while writing
-    /// it, whatever its output's name; those of live processes are kept. Returns the paths
-    /// removed.
+    /// Removes every temporary file (or temporary folder, with what it holds) in `directory`
+    /// left by a process that died while writing it, whatever its output's name; those of live
+    /// processes are kept. Returns the paths removed.
     @discardableResult
     public static func removeStaleTemporaries(inDirectory directory: String) -> [String] {
         removeStaleTemporaries(in: directory) { $0.hasPrefix(".") }
@@ -157,7 +157,10 @@ public final class OutputFile {
             if pid == getpid() { continue }
             if kill(pid, 0) == 0 || errno == EPERM { continue }
             let stale = directory + "/" + name
-            if unlink(stale) == 0 { removed.append(stale) }
+            // A folder is a dataset folder that was being filled (BatchRender's DatasetStaging).
+            if unlink(stale) == 0 || (errno == EISDIR && (try? FileManager.default.removeItem(atPath: stale)) != nil) {
+                removed.append(stale)
+            }
         }
         return removed
     }

@@ -51,6 +51,9 @@ public struct BatchRenderSettings: Sendable {
     public var augmentation: AugmentationSpec?
     /// The seed of ``augmentation``'s draws.
     public var augmentationSeed: UInt64 = 0
+    /// Writes each input as a folder of training data (mix, stems, their MIDI, labels,
+    /// metadata; see ``DatasetLayout``) instead of one audio file; nil: one audio file.
+    public var dataset: DatasetLayout?
 
     /// The draw for `input` (nil without augmentation).
     func augmentationDraw(for input: BatchInput) -> AugmentationDraw? {
@@ -165,11 +168,20 @@ public final class BatchRenderer: Sendable {
         return (outputFolder as NSString).appendingPathComponent(name)
     }
 
+    /// Where `input`'s audio goes: its relative path with the format's extension, or with a
+    /// dataset layout the mix inside a folder named by that path without its extension.
+    public func outputPath(of input: BatchInput) -> String {
+        let fileExtension = settings.format.fileExtension
+        guard settings.dataset != nil else { return input.outputPath(in: outputFolder, fileExtension: fileExtension) }
+        let folder = (input.outputPath(in: outputFolder, fileExtension: fileExtension) as NSString).deletingPathExtension
+        return (folder as NSString).appendingPathComponent(DatasetLayout.mixName(fileExtension: fileExtension))
+    }
+
     /// What a run would do with the inputs of this shard, given the records of earlier runs.
     public func plan(_ inputs: [BatchInput], history records: [ManifestRecord]) -> [BatchPlanEntry] {
         let history = Manifest.history(records)
         return inputs.filter { shard.contains($0) }.map { input in
-            let output = input.outputPath(in: outputFolder, fileExtension: settings.format.fileExtension)
+            let output = outputPath(of: input)
             let past = history[input.relativePath]
             var action = BatchAction.render
             if !settings.overwrite, FileManager.default.fileExists(atPath: output) {
@@ -206,7 +218,11 @@ public final class BatchRenderer: Sendable {
         }
         // Temporaries of earlier runs that died (kill -9, a power cut), whatever their
         // input's action in this run, in every folder the plan writes to.
-        for folder in Set(plan.map { ($0.output as NSString).deletingLastPathComponent }) {
+        // A dataset folder's own temporary (a folder) lies beside it, one level up.
+        let levels = settings.dataset == nil ? 1 : 2
+        for folder in Set(plan.flatMap { entry in
+            (1...levels).map { level in (0..<level).reduce(entry.output) { path, _ in (path as NSString).deletingLastPathComponent } }
+        }) {
             OutputFile.removeStaleTemporaries(inDirectory: folder)
         }
         // A crashed input is recorded once, so the manifests list it.

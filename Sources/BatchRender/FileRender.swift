@@ -5,7 +5,7 @@ import Playback
 import Sequencing
 
 /// Why a guard stopped a render.
-private enum RenderGuard {
+enum RenderGuard {
     case timedOut
     case tooLong
     case stopRequested
@@ -15,7 +15,7 @@ private enum RenderGuard {
 /// stops the render, before the block that would break one, when a guard trips: the deadline,
 /// the longest duration allowed, or a stop request. The backend then cancels the output.
 /// Written on the render thread, read after the session has ended.
-private final class GuardedSink: AudioSink {
+final class GuardedSink: AudioSink {
     private let sink: any AudioSink
     private let output: String
     private let stop: BatchStopRequest
@@ -178,13 +178,24 @@ struct FileRender {
         session.setRate(1)
         session.setEnd(tick: nil)
 
-        let output = entry.output
-        let folder = (output as NSString).deletingLastPathComponent
+        // A dataset folder is filled under a temporary name, the mix first, and renamed last.
+        let folder = (entry.output as NSString).deletingLastPathComponent
+        let parent = settings.dataset == nil ? folder : (folder as NSString).deletingLastPathComponent
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         } catch {
-            return fail(Code.cannotCreate, "\(output): cannot create the folder \(folder)")
+            return fail(Code.cannotCreate, "\(entry.output): cannot create the folder \(parent)")
         }
+        var staging: DatasetStaging?
+        if settings.dataset != nil {
+            do {
+                staging = try DatasetStaging(destination: folder)
+            } catch {
+                return fail(Code.cannotCreate, "\(error)")
+            }
+        }
+        defer { staging?.abandon() }
+        let output = staging.map { $0.file((entry.output as NSString).lastPathComponent) } ?? entry.output
         OutputFile.removeStaleTemporaries(of: output)
         let sink: any AudioSink
         do {
@@ -235,7 +246,21 @@ struct FileRender {
         if statistics.peak < decibelsToGainDouble(-90) {
             outcome.warnings.append("silent output (peak below -90 dBFS)")
         }
-        outcome.outputSHA256 = FileHash.sha256(path: output)
+        if let layout = settings.dataset, let staging {
+            let schedule = Schedule(sequence: sequence, sampleRate: settings.sampleRate, defaultNode: DefaultGraph.instrumentID)
+            let mix = MixShape(frameCount: statistics.frameCount, endFrame: schedule.endFrame,
+                               gainDecibels: draw?.gain(addedTo: settings.gainDecibels) ?? settings.gainDecibels)
+            if let failure = writeDatasetFiles(sequence, layout: layout, staging: staging, mix: mix, schedule: schedule,
+                                               augmentation: draw) {
+                return fail(failure.code, failure.message, status: failure.status)
+            }
+            do {
+                try staging.commit(replacing: settings.overwrite)
+            } catch {
+                return fail(Code.cannotCreate, "\(error)")
+            }
+        }
+        outcome.outputSHA256 = FileHash.sha256(path: entry.output)
         return outcome
     }
 }

@@ -100,7 +100,9 @@ extension NoteLabel {
         return Array(text.utf8)
     }
 
-    static func jsonString(_ value: String) -> String {
+    /// `value` as a JSON string literal, quotes included, with the escapes JSON requires (also
+    /// a valid double-quoted YAML scalar).
+    public static func jsonString(_ value: String) -> String {
         var out = "\""
         for scalar in value.unicodeScalars {
             switch scalar {

@@ -84,6 +84,7 @@ extension RenderCommand {
             throw usage("\(error)")
         }
         try instrumentOptions.validate(file: output)
+        let layout = try dataset.batchLayout(output: output, instrument: instrumentOptions)
 
         let inputs: [BatchInput]
         var skipped: [SkippedInput] = []
@@ -110,6 +111,7 @@ extension RenderCommand {
         batchSettings.jobs = batch.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         batchSettings.overwrite = batch.overwrite
         batchSettings.retryFailed = batch.retryFailed
+        batchSettings.dataset = layout
         batchSettings.augmentation = try dataset.augmentation(output: output)
         batchSettings.augmentationSeed = dataset.seed
 

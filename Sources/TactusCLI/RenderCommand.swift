@@ -130,7 +130,6 @@ struct RenderCommand: ParsableCommand {
         var settings = RenderSettings(sampleRate: rate, audioFormat: audioFormat, blockSize: blockSize, gainDecibels: gain,
                                       tail: renderTail, mono: mono, quiet: input.quiet)
         if isBatch {
-            try dataset.refuseInBatch()
             try runBatch(settings: settings)
             return
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioFileOutput
+import BatchRender
 import Foundation
 import MIDIFile
 import Playback
@@ -30,6 +31,10 @@ struct DatasetOptions: ParsableArguments {
     /// The seed of the draws: --seed, or 0.
     var seed: UInt64 { givenSeed ?? 0 }
 
+    @Option(help: ArgumentHelp("A batch's output as training data: 'slakh' writes a folder per input (mix, stems/, MIDI/, all_src.mid, labels.json, metadata.yaml), stems per --stems-by.",
+                               valueName: "slakh"))
+    var layout: String?
+
     var isUsed: Bool { stemsDirectory != nil || labelsPath != nil }
 
     /// The parsed --augment (nil without it); a malformed spec is one line and exit 64.
@@ -53,11 +58,22 @@ struct DatasetOptions: ParsableArguments {
     /// The grouping `--stems-by` names.
     var grouping: StemGrouping? { StemGrouping(rawValue: stemsBy) }
 
-    /// Batches do not write stems or labels yet: refused before anything is read.
-    func refuseInBatch() throws {
-        guard isUsed || stemsBy != "track" else { return }
-        printError("--stems, --stems-by and --labels render one file at a time; a batch does not write them yet")
-        throw ExitCode(ExitStatus.usage)
+    /// A batch's dataset layout (nil without --layout), checked before anything is read: a
+    /// batch writes stems and labels only as `--layout slakh` places them, per input.
+    func batchLayout(output: String, instrument: InstrumentOptions) throws -> DatasetLayout? {
+        func usage(_ message: String) -> ExitCode {
+            printError("\(output): \(message)")
+            return ExitCode(ExitStatus.usage)
+        }
+        guard let layout else {
+            guard isUsed || stemsBy != "track" else { return nil }
+            throw usage("a batch writes stems and labels with --layout slakh (a folder per input); --stems, --stems-by and --labels alone are for one file")
+        }
+        guard layout == "slakh" else { throw usage("--layout '\(layout)' is not 'slakh'") }
+        guard let grouping else { throw usage("--stems-by '\(stemsBy)' is not 'track' or 'class'") }
+        if isUsed { throw usage("--layout slakh places stems and labels in each input's folder; leave out --stems and --labels") }
+        if instrument.lv2PluginURI != nil { throw usage("stems through an LV2 instrument are not supported yet") }
+        return DatasetLayout(grouping: grouping)
     }
 
     /// Checks the options against the rest of the command line before anything is rendered:
@@ -70,6 +86,10 @@ struct DatasetOptions: ParsableArguments {
         }
         if stemsBy != "track" && stemsDirectory == nil {
             printError("\(output): --stems-by needs --stems DIR")
+            throw ExitCode(ExitStatus.usage)
+        }
+        if layout != nil {
+            printError("\(output): --layout writes a batch (a folder of inputs, or -o ending in /); for one file use --stems DIR and --labels FILE")
             throw ExitCode(ExitStatus.usage)
         }
         guard isUsed else { return }
