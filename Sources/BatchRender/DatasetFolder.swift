@@ -8,7 +8,7 @@ import Sequencing
 /// Training data for every input of a batch, one folder per input laid out as Slakh2100 lays
 /// out its tracks: `mix.EXT`, `stems/NAME.EXT` (each stem as long as the mix), `MIDI/NAME.mid`
 /// (the notes each stem plays), `all_src.mid` (the song as rendered, augmentation included),
-/// `labels.json` (every note, as `tactus render --labels` writes them) and `metadata.yaml`
+/// `labels.json` and `labels.npz` (every note, as `tactus render --labels` writes them) and `metadata.yaml`
 /// (the stems with their tracks, program and class).
 ///
 /// A folder is written whole or not at all: everything goes into a temporary folder beside it
@@ -104,6 +104,8 @@ extension FileRender {
         let labels = schedule.noteLabels { stemOfTrack[$0] }
         var files: [(String, [UInt8])] = [
             ("labels.json", NoteLabel.json(labels, sampleRate: settings.sampleRate, augmentation: augmentation?.description)),
+            ("labels.npz", NoteLabel.npz(labels, sampleRate: settings.sampleRate, stemNames: stems.map(\.name),
+                                         augmentation: augmentation?.description)),
             ("metadata.yaml", Array(Self.metadata(stems, labels: labels, source: entry.input.relativePath, settings: settings,
                                                   augmentation: augmentation).utf8)),
         ]

@@ -17,8 +17,8 @@ struct DatasetOptions: ParsableArguments {
     var stemsBy: String = "track"
 
     @Option(name: .customLong("labels"),
-            help: ArgumentHelp("Write every note (track, channel, key, velocity, program, stem, onset and offset in seconds and frames) to this JSON file.",
-                               valueName: "FILE.json"))
+            help: ArgumentHelp("Write every note (track, channel, key, velocity, program, stem, onset and offset in seconds and frames) to this file: JSON, or NumPy columns when it ends in .npz.",
+                               valueName: "FILE.json|FILE.npz"))
     var labelsPath: String?
 
     @Option(help: ArgumentHelp("Vary each file, reproducibly: comma-separated knob=VALUE or knob=LOW..HIGH; knobs transpose (semitones, not the drums), tempo (factor), velocity (curve exponent: 127*(v/127)^x), gain (dB, added to --gain). Drawn from --seed and the file's name (in a batch its path in the folder, so shards agree); the draw is printed (a batch: in the manifest) and, given back as the spec, renders the same.",
@@ -31,7 +31,7 @@ struct DatasetOptions: ParsableArguments {
     /// The seed of the draws: --seed, or 0.
     var seed: UInt64 { givenSeed ?? 0 }
 
-    @Option(help: ArgumentHelp("A batch's output as training data: 'slakh' writes a folder per input (mix, stems/, MIDI/, all_src.mid, labels.json, metadata.yaml), stems per --stems-by.",
+    @Option(help: ArgumentHelp("A batch's output as training data: 'slakh' writes a folder per input (mix, stems/, MIDI/, all_src.mid, labels.json and .npz, metadata.yaml), stems per --stems-by.",
                                valueName: "slakh"))
     var layout: String?
 
@@ -164,8 +164,10 @@ func renderDataset(_ sequence: MusicSequence, source: String, output: String, se
             for stem in stems { for track in stem.tracks { stemOfTrack[track] = stem.name } }
             let labels = schedule.noteLabels { stemOfTrack[$0] }
             do {
-                try SMFWriter.writeAtomically(NoteLabel.json(labels, sampleRate: settings.sampleRate, augmentation: augmentation?.description),
-                                              to: labelsPath)
+                let bytes = labelsPath.lowercased().hasSuffix(".npz")
+                    ? NoteLabel.npz(labels, sampleRate: settings.sampleRate, stemNames: stems.map(\.name), augmentation: augmentation?.description)
+                    : NoteLabel.json(labels, sampleRate: settings.sampleRate, augmentation: augmentation?.description)
+                try SMFWriter.writeAtomically(bytes, to: labelsPath)
             } catch {
                 printError("\(error)")
                 throw ExitCode(ExitStatus.cannotCreate)

@@ -62,7 +62,7 @@ struct DatasetLayoutCLITests {
         #expect(!FileManager.default.fileExists(atPath: stale.path))
         let written = try Self.files(under: out)
         for song in ["one", "sub/two"] {
-            for name in ["mix.wav", "stems/bass.wav", "stems/drums.wav", "MIDI/bass.mid", "MIDI/drums.mid", "all_src.mid", "labels.json", "metadata.yaml"] {
+            for name in ["mix.wav", "stems/bass.wav", "stems/drums.wav", "MIDI/bass.mid", "MIDI/drums.mid", "all_src.mid", "labels.json", "labels.npz", "metadata.yaml"] {
                 #expect(written["\(song)/\(name)"] != nil, "\(song)/\(name) missing; have \(written.keys.sorted())")
             }
         }

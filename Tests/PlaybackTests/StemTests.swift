@@ -1,7 +1,7 @@
 import AudioFileOutput
 import AudioGraph
 import MIDI
-import Playback
+@testable import Playback
 import Sequencing
 import Testing
 
@@ -73,6 +73,49 @@ import Testing
         let json = String(decoding: NoteLabel.json(labels, sampleRate: 48_000), as: UTF8.self)
         #expect(json.hasPrefix("{\"sample_rate\": 48000, \"notes\": [\n  {\"track\": 1, \"channel\": 1, \"key\": 60, \"velocity\": 100, \"program\": 0, \"bank\": 0, \"is_drum\": false, \"stem\": \"a\", \"onset_frame\": 0, "))
         #expect(json.contains("\"is_drum\": true"))
+    }
+
+    /// The `.npz` archive as `numpy.load` and `zipfile` read it: ZIP records with correct
+    /// checksums, `.npy` headers that start the data on 64-byte boundaries, stems as indices.
+    @Test func npzLabelsAreAZipOfNumPyColumns() throws {
+        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)  // the CRC-32 check value
+        let labels = Schedule(sequence: song(), sampleRate: 48_000, defaultNode: 1).noteLabels { [0: "a", 1: "b", 3: "d"][$0] }
+        let bytes = NoteLabel.npz(labels, sampleRate: 48_000, stemNames: ["d", "b"], augmentation: "transpose=1")
+        #expect(bytes == NoteLabel.npz(labels, sampleRate: 48_000, stemNames: ["d", "b"], augmentation: "transpose=1"))
+        func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+        func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
+        // Walk the local headers: each entry's stored data checks against its CRC.
+        var offset = 0
+        var entries: [String: [UInt8]] = [:]
+        while u32(offset) == 0x0403_4B50 {
+            let size = u32(offset + 18), nameLength = u16(offset + 26)
+            let name = String(decoding: bytes[(offset + 30)..<(offset + 30 + nameLength)], as: UTF8.self)
+            let data = Array(bytes[(offset + 30 + nameLength)..<(offset + 30 + nameLength + size)])
+            #expect(u32(offset + 14) == Int(CRC32.checksum(data)), "\(name)")
+            entries[name] = data
+            offset += 30 + nameLength + size
+        }
+        #expect(u32(offset) == 0x0201_4B50)
+        #expect(Set(entries.keys) == Set(["track", "channel", "key", "velocity", "program", "bank", "is_drum", "stem", "stem_names",
+                                          "onset_frame", "offset_frame", "onset_seconds", "offset_seconds", "sample_rate", "augmentation"]
+                                            .map { $0 + ".npy" }))
+        for (name, npy) in entries {
+            #expect(Array(npy.prefix(8)) == [0x93] + Array("NUMPY".utf8) + [1, 0], "\(name)")
+            #expect((10 + Int(npy[8]) + Int(npy[9]) << 8) % 64 == 0, "\(name)")
+        }
+        func header(_ name: String) -> String {
+            let npy = entries[name + ".npy"]!
+            return String(decoding: npy[10..<(10 + Int(npy[8]))], as: UTF8.self)
+        }
+        #expect(header("key").hasPrefix("{'descr': '|u1', 'fortran_order': False, 'shape': (5,), }"))
+        #expect(header("stem_names").hasPrefix("{'descr': '<U1', 'fortran_order': False, 'shape': (3,), }"))
+        #expect(header("sample_rate").hasPrefix("{'descr': '<i8', 'fortran_order': False, 'shape': (), }"))
+        // Stems: the names given first, then "a" as it appears; the values are their indices.
+        let stems = entries["stem.npy"]!
+        let values = stride(from: stems.count - 20, to: stems.count, by: 4).map { Int32(bitPattern: UInt32(stems[$0]) | UInt32(stems[$0 + 1]) << 8) }
+        #expect(values == [2, 1, 0, 2, 0])
+        let names = entries["stem_names.npy"]!
+        #expect(Array(names.suffix(12)) == [UInt8(ascii: "d"), 0, 0, 0, UInt8(ascii: "b"), 0, 0, 0, UInt8(ascii: "a"), 0, 0, 0])
     }
 
     final class Collect: AudioSink {

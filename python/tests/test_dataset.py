@@ -50,6 +50,29 @@ def test_stems_and_labels_equal_the_cli(tactus_cli: str, tmp_path: Path, mix: np
     assert ours["track"].tolist() == [note["track"] for note in written]
 
 
+def test_npz_labels_hold_the_json_labels_as_columns(tactus_cli: str, tmp_path: Path) -> None:
+    common = [tactus_cli, "render", str(SONG), "--quiet", "--soundfont", str(BANK), "--no-reverb", "--no-chorus",
+              "--stems", str(tmp_path / "stems"), "--stems-by", "class", "--augment", "transpose=2"]
+    subprocess.run(common + ["-o", str(tmp_path / "a.wav"), "--labels", str(tmp_path / "labels.json")], check=True, capture_output=True)
+    subprocess.run(common + ["-o", str(tmp_path / "b.wav"), "--labels", str(tmp_path / "labels.npz")], check=True, capture_output=True)
+    document = json.loads((tmp_path / "labels.json").read_text())
+    with np.load(tmp_path / "labels.npz") as archive:  # no pickle needed: plain columns and strings
+        columns = {name: archive[name] for name in archive.files}
+    notes = document["notes"]
+    assert len(notes) == len(columns["key"]) > 0
+    for name in ("track", "channel", "key", "velocity", "program", "bank", "is_drum", "onset_frame", "offset_frame",
+                 "onset_seconds", "offset_seconds"):
+        assert columns[name].tolist() == [note[name] for note in notes], name
+    names = columns["stem_names"].tolist()
+    assert [names[i] for i in columns["stem"]] == [note["stem"] for note in notes]
+    # The stem indices are those of tactus.stems, as tactus.labels gives them.
+    assert names == [stem.name for stem in tactus.stems(SONG, by="class")]
+    ours = tactus.labels(tactus.Score(SONG).augmented("transpose=2"), stems_by="class")
+    assert columns["stem"].tolist() == ours["stem"].tolist()
+    assert columns["key"].tolist() == ours["key"].tolist()
+    assert int(columns["sample_rate"]) == document["sample_rate"] and str(columns["augmentation"]) == document["augmentation"]
+
+
 def test_the_stems_add_up_to_the_mix_and_hold_only_their_tracks_notes(mix: np.ndarray, parts: dict[str, np.ndarray]) -> None:
     score = tactus.Score(SONG)
     stems = tactus.stems(score)
