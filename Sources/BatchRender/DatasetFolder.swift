@@ -79,12 +79,13 @@ struct DatasetStaging {
 }
 
 extension FileRender {
-    /// What a stem render needs from the mix: its length, where the song ends in it and the
-    /// mix's gain.
+    /// What a stem render needs from the mix: its length, where the song ends in it, the
+    /// mix's gain and the draw whose effect factors the instrument takes.
     struct MixShape {
         var frameCount: Int64
         var endFrame: Int64
         var gainDecibels: Float
+        var augmentation: AugmentationDraw?
     }
 
     /// Fills the staging folder around an already rendered mix: stems, their MIDI, the song,
@@ -136,7 +137,7 @@ extension FileRender {
         let input = entry.input.path
         let instrument: DefaultInstrument
         do {
-            instrument = try makeInstrument()
+            instrument = try makeInstrument().applyingEffectFactors(of: mix.augmentation)
             if case .sampler(let sampler) = instrument, sampler.hasCompressedSamples {
                 _ = try sampler.prepareSamples(forNotes: stem.sequence.samplerPlayedNotes())
             }

@@ -151,7 +151,7 @@ struct FileRender {
         if let halt = halted() { return halt }
         let instrument: DefaultInstrument
         do {
-            instrument = try makeInstrument()
+            instrument = try makeInstrument().applyingEffectFactors(of: draw)
         } catch {
             return fail(Code.dataError, "\(path): cannot build the audio graph: \(error)")
         }
@@ -249,7 +249,7 @@ struct FileRender {
         if let layout = settings.dataset, let staging {
             let schedule = Schedule(sequence: sequence, sampleRate: settings.sampleRate, defaultNode: DefaultGraph.instrumentID)
             let mix = MixShape(frameCount: statistics.frameCount, endFrame: schedule.endFrame,
-                               gainDecibels: draw?.gain(addedTo: settings.gainDecibels) ?? settings.gainDecibels)
+                               gainDecibels: draw?.gain(addedTo: settings.gainDecibels) ?? settings.gainDecibels, augmentation: draw)
             if let failure = writeDatasetFiles(sequence, layout: layout, staging: staging, mix: mix, schedule: schedule,
                                                augmentation: draw) {
                 return fail(failure.code, failure.message, status: failure.status)

@@ -12,7 +12,11 @@ import MIDI
 /// - `tempo`: a factor on every tempo, 0.25...4 (2 plays twice as fast);
 /// - `velocity`: a curve's exponent, 0.25...4: a velocity `v` becomes
 ///   `127 × (v / 127)^exponent`, so 1 leaves it, more than 1 softens the middle, less hardens it;
-/// - `gain`: decibels added to the render's gain, -24...24.
+/// - `gain`: decibels added to the render's gain, -24...24;
+/// - `reverb` and `chorus`: factors on the instrument's reverb and chorus levels, 0...1 (0 dry,
+///   1 as without the knob; the built-in synthesizer has no chorus);
+/// - `programs`: the chance, 0...1, that each program (instrument) of the song is swapped for
+///   another of its General MIDI family (a different piano, a different bass); the drums stay.
 ///
 /// Each knob's value comes from its own stream, keyed by the seed, the file's key and the knob's
 /// name: the same seed and key give the same draw on any machine, in any order and any shard,
@@ -29,6 +33,12 @@ public struct AugmentationSpec: Hashable, Sendable, CustomStringConvertible {
         case velocity
         /// Decibels added to the render's gain.
         case gain
+        /// A factor on the instrument's reverb level.
+        case reverb
+        /// A factor on the instrument's chorus level.
+        case chorus
+        /// The chance that each program is swapped for another of its family.
+        case programs
 
         /// The values the knob accepts.
         public var bounds: ClosedRange<Double> {
@@ -37,6 +47,7 @@ public struct AugmentationSpec: Hashable, Sendable, CustomStringConvertible {
             case .tempo: 0.25...4
             case .velocity: 0.25...4
             case .gain: -24...24
+            case .reverb, .chorus, .programs: 0...1
             }
         }
     }
@@ -108,6 +119,22 @@ public struct AugmentationDraw: Hashable, Sendable, CustomStringConvertible {
     public var transpose: Int { Int(values[.transpose] ?? 0) }
     /// Decibels to add to the render's gain (0 when not drawn).
     public var gainDecibels: Double { values[.gain] ?? 0 }
+    /// The factor on the instrument's reverb level (1 when not drawn).
+    public var reverbFactor: Double { values[.reverb] ?? 1 }
+    /// The factor on the instrument's chorus level (1 when not drawn).
+    public var chorusFactor: Double { values[.chorus] ?? 1 }
+
+    /// The program that plays instead of `program` (0...127): with the drawn chance, another
+    /// program of the same General MIDI family (eight programs from a multiple of 8), else
+    /// `program`. A function of the drawn value alone, so the draw written back as a spec
+    /// swaps the same programs.
+    public func swappedProgram(_ program: UInt8) -> UInt8 {
+        guard let chance = values[.programs], chance > 0 else { return program }
+        var stream = SplitMix64(seed: chance.bitPattern ^ stableHash("programs\u{0}\(program)"))
+        guard stream.nextUnit() < chance else { return program }
+        let family = program & ~7
+        return family | ((program & 7) + 1 + UInt8(stream.next() % 7)) & 7
+    }
 
     /// A render's gain `base` (dB) with the drawn gain added, held to the -24...24 dB every
     /// render accepts.
@@ -132,7 +159,34 @@ extension MusicSequence {
         if let exponent = draw.values[.velocity], exponent != 1 {
             copy.changeVelocities { v in Int((127 * pow(Double(v) / 127, exponent)).rounded()) }
         }
+        if let chance = draw.values[.programs], chance > 0 { copy.swapPrograms(draw.swappedProgram) }
         return copy
+    }
+
+    /// Every program change on a channel other than 10 plays `swap(program)` instead; a channel
+    /// whose first note sounds before any program change (so with program 0) gets a program
+    /// change to `swap(0)` at tick 0 when that differs.
+    mutating func swapPrograms(_ swap: (UInt8) -> UInt8) {
+        var firstNote: [UInt8: (tick: Int64, track: Int)] = [:]
+        var firstProgram: [UInt8: Int64] = [:]
+        for index in tracks.indices {
+            tracks[index].mapEvents { e in
+                switch e.event {
+                case .message(var m) where m.status & 0xF0 == 0xC0 && m.channel != 9:
+                    firstProgram[m.channel] = min(firstProgram[m.channel] ?? .max, e.tick)
+                    m.data1 = swap(m.data1 & 0x7F)
+                    e.event = .message(m)
+                case .note(let n) where n.channel != 9:
+                    if e.tick < firstNote[n.channel]?.tick ?? .max { firstNote[n.channel] = (e.tick, index) }
+                default:
+                    break
+                }
+            }
+        }
+        for (channel, note) in firstNote.sorted(by: { $0.key < $1.key }) where note.tick < firstProgram[channel] ?? .max {
+            let program = swap(0)
+            if program != 0 { tracks[note.track].add(.message(MIDIMessage(status: 0xC0 | channel, data1: program, data2: 0)), at: 0) }
+        }
     }
 }
 

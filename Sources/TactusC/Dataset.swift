@@ -101,7 +101,7 @@ public func tactus_render_stem(_ score: OpaquePointer?, _ by: Int32, _ stem: Int
         let frameCount = try checkedCount(frames, "the frame count")
         var request = try RenderRequest(soundFont: soundFont, sampleRate: sampleRate, gainDecibels: gainDecibels,
                                         tailSeconds: 0, flags: flags)
-        request.addGain(of: box.augmentation)
+        request.apply(box.augmentation)
         // A tail reaching past the last frame wanted (the sink cuts the rest): from the song's
         // end, which every stem shares with the mix, plus a margin for the graph's latency.
         let songEnd = Schedule(sequence: chosen.sequence, sampleRate: request.sampleRate, defaultNode: DefaultGraph.instrumentID).endFrame

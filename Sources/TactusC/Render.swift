@@ -99,6 +99,8 @@ struct RenderRequest {
     var gainDecibels: Float
     var tail: RenderTail
     var flags: UInt32
+    /// An augmented score's draw: its reverb and chorus factors apply to the instrument.
+    var augmentation: AugmentationDraw?
 
     init(soundFont: UnsafePointer<CChar>?, sampleRate: Int32, gainDecibels: Float, tailSeconds: Double, flags: UInt32) throws(CFailure) {
         try Self.checkSampleRate(sampleRate)
@@ -120,9 +122,12 @@ struct RenderRequest {
         self.flags = flags
     }
 
-    /// Adds an augmented score's drawn gain (held to -24...24 dB).
-    mutating func addGain(of draw: AugmentationDraw?) {
-        if let draw { gainDecibels = draw.gain(addedTo: gainDecibels) }
+    /// Takes an augmented score's draw: its gain is added (held to -24...24 dB), its effect
+    /// factors scale the instrument's reverb and chorus.
+    mutating func apply(_ draw: AugmentationDraw?) {
+        guard let draw else { return }
+        gainDecibels = draw.gain(addedTo: gainDecibels)
+        augmentation = draw
     }
 
     /// The sample rates `tactus render` offers.
@@ -135,7 +140,7 @@ struct RenderRequest {
     /// What plays the tracks: the built-in synthesizer, or a sampler over the SoundFont,
     /// configured as `tactus render --soundfont` configures it.
     func instrument() throws(CFailure) -> DefaultInstrument {
-        guard let soundFont else { return .builtIn }
+        guard let soundFont else { return DefaultInstrument.builtIn.applyingEffectFactors(of: augmentation) }
         let bank: SoundFontFile
         do {
             bank = try SoundFontReader.read(contentsOf: soundFont)
@@ -145,7 +150,7 @@ struct RenderRequest {
         let sampler = SamplerNode(bank: bank.bank)
         if flags & renderFlagNoReverb != 0 { sampler.setParameter(SamplerNode.Parameter.reverbLevel, value: 0) }
         if flags & renderFlagNoChorus != 0 { sampler.setParameter(SamplerNode.Parameter.chorusLevel, value: 0) }
-        return .sampler(sampler)
+        return DefaultInstrument.sampler(sampler).applyingEffectFactors(of: augmentation)
     }
 
     /// Renders `file` through a ``PlaybackSession`` on an ``OfflineBackend``, the path of
@@ -200,7 +205,7 @@ public func tactus_render_score(_ score: OpaquePointer?, _ soundFont: UnsafePoin
         let box = try scores.object(score)
         var request = try RenderRequest(soundFont: soundFont, sampleRate: sampleRate, gainDecibels: gainDecibels,
                                         tailSeconds: tailSeconds, flags: flags)
-        request.addGain(of: box.augmentation)
+        request.apply(box.augmentation)
         let rendered = try request.render(box.file, name: box.name)
         out.pointee = renders.insert(rendered)
     }

@@ -112,7 +112,7 @@ extension RenderCommand {
         batchSettings.overwrite = batch.overwrite
         batchSettings.retryFailed = batch.retryFailed
         batchSettings.dataset = layout
-        batchSettings.augmentation = try dataset.augmentation(output: output)
+        batchSettings.augmentation = try dataset.augmentation(output: output, instrument: instrumentOptions)
         batchSettings.augmentationSeed = dataset.seed
 
         let (description, makeInstrument) = try instrumentOptions.chooseFactory(input: input)

@@ -134,7 +134,7 @@ struct RenderCommand: ParsableCommand {
             return
         }
         let file = files[0]
-        let augmentation = try dataset.augmentation(output: output)
+        let augmentation = try dataset.augmentation(output: output, instrument: instrumentOptions)
         try instrumentOptions.validate(file: file)
         let smf = try loadTimedMIDIFile(file, options: input, purpose: "rendered")
         var sequence = smf.makeSequence()
@@ -152,6 +152,7 @@ struct RenderCommand: ParsableCommand {
             settings.gainDecibels = draw.gain(addedTo: settings.gainDecibels)
         }
         settings.instrument = try instrumentOptions.choose(input: input, song: file)
+        settings.instrument.instrument = settings.instrument.instrument.applyingEffectFactors(of: draw)
         guard dataset.isUsed else {
             var report = OutputBuffer()
             // What was drawn, even with --quiet: it is what re-renders this output.

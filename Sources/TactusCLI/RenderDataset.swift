@@ -21,7 +21,7 @@ struct DatasetOptions: ParsableArguments {
                                valueName: "FILE.json|FILE.npz"))
     var labelsPath: String?
 
-    @Option(help: ArgumentHelp("Vary each file, reproducibly: comma-separated knob=VALUE or knob=LOW..HIGH; knobs transpose (semitones, not the drums), tempo (factor), velocity (curve exponent: 127*(v/127)^x), gain (dB, added to --gain). Drawn from --seed and the file's name (in a batch its path in the folder, so shards agree); the draw is printed (a batch: in the manifest) and, given back as the spec, renders the same.",
+    @Option(help: ArgumentHelp("Vary each file, reproducibly: comma-separated knob=VALUE or knob=LOW..HIGH; knobs transpose (semitones, not the drums), tempo (factor), velocity (curve exponent: 127*(v/127)^x), gain (dB, added to --gain), reverb and chorus (factors 0-1 on the instrument's levels), programs (chance 0-1 of swapping each program for another of its GM family). Drawn from --seed and the file's name (in a batch its path in the folder, so shards agree); the draw is printed (a batch: in the manifest) and, given back as the spec, renders the same.",
                                valueName: "SPEC"))
     var augment: String?
 
@@ -38,7 +38,7 @@ struct DatasetOptions: ParsableArguments {
     var isUsed: Bool { stemsDirectory != nil || labelsPath != nil }
 
     /// The parsed --augment (nil without it); a malformed spec is one line and exit 64.
-    func augmentation(output: String) throws -> AugmentationSpec? {
+    func augmentation(output: String, instrument: InstrumentOptions) throws -> AugmentationSpec? {
         guard let augment else {
             // A seed alone would render the file unvaried while the user believes it varied.
             if let givenSeed {
@@ -47,12 +47,18 @@ struct DatasetOptions: ParsableArguments {
             }
             return nil
         }
+        let spec: AugmentationSpec
         do {
-            return try AugmentationSpec(parsing: augment)
+            spec = try AugmentationSpec(parsing: augment)
         } catch {
             printError("\(output): \(error)")
             throw ExitCode(ExitStatus.usage)
         }
+        if instrument.lv2PluginURI != nil, spec.ranges[.reverb] != nil || spec.ranges[.chorus] != nil {
+            printError("\(output): the reverb and chorus knobs scale the sampler's and the built-in synthesizer's effects; an LV2 instrument has its own controls")
+            throw ExitCode(ExitStatus.usage)
+        }
+        return spec
     }
 
     /// The grouping `--stems-by` names.
@@ -152,7 +158,7 @@ func renderDataset(_ sequence: MusicSequence, source: String, output: String, se
         report.flush()
         for (stem, path) in zip(stems, stemPaths) {
             try renderStem(stem, path: path, source: source, frameCount: mix.frameCount, endFrame: mix.endFrame,
-                           settings: settings, transport: plan, instrumentOptions: instrumentOptions)
+                           settings: settings, transport: plan, instrumentOptions: instrumentOptions, augmentation: augmentation)
             written.append(path)
         }
         if let directory = options.stemsDirectory, !settings.quiet {
@@ -208,7 +214,8 @@ private func prepareStemPaths(_ stems: [Stem], directory: String, output: String
 /// Renders one stem as the mix was rendered, but through a fresh instrument (voices and
 /// effects keep state) and padded or cut to exactly `frameCount` frames.
 private func renderStem(_ stem: Stem, path: String, source: String, frameCount: Int64, endFrame: Int64,
-                        settings: RenderSettings, transport plan: TransportPlan, instrumentOptions: InstrumentOptions) throws {
+                        settings: RenderSettings, transport plan: TransportPlan, instrumentOptions: InstrumentOptions,
+                        augmentation: AugmentationDraw?) throws {
     var instrument = settings.instrument
     if case .sampler(let sampler) = instrument.instrument {
         instrument.instrument = .sampler(instrumentOptions.makeSampler(sampler.bank, regionRules: instrument.regionRules,
@@ -218,6 +225,8 @@ private func renderStem(_ stem: Stem, path: String, source: String, frameCount: 
     } else if case .synthesizer = instrument.instrument {
         instrument.instrument = instrumentOptions.makeSynthesizer(tuning: instrument.tuning)
     }
+    // The fresh instrument takes the draw's effect factors, as the mix's did.
+    instrument.instrument = instrument.instrument.applyingEffectFactors(of: augmentation)
     let writer: any AudioSink
     do {
         writer = try settings.audioFormat.makeWriter(path: path, sampleRate: settings.sampleRate, channelCount: settings.mono ? 1 : 2)

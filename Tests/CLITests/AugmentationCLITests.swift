@@ -111,4 +111,42 @@ struct AugmentationCLITests {
         #expect(batch.status == 64 && batch.stderr.contains("unknown knob 'colour'"), "\(batch.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("batch").path))
     }
+
+    @Test("reverb=0 and chorus=0 render what --no-reverb and --no-chorus render; programs=1 swaps every program within its family and leaves the drums; the effect knobs are refused with an LV2 instrument")
+    func effectsAndPrograms() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let song = dir.appendingPathComponent("band.mid").path
+        try DatasetLayoutCLITests.writeBand(song, key: 60)
+        let common = ["--soundfont", StemsCLITests.bank, "--quiet", "--tail", "0.5", "--format", "f32"]
+        func render(_ name: String, _ extra: [String]) throws -> Data {
+            let out = dir.appendingPathComponent(name + ".wav").path
+            let r = try CLI.run(["render", song, "-o", out] + common + extra)
+            #expect(r.status == 0, "\(r.stderr)")
+            return try Data(contentsOf: URL(fileURLWithPath: out))
+        }
+        let plain = try render("plain", [])
+        #expect(try render("dry", ["--augment", "reverb=0"]) == render("no-reverb", ["--no-reverb"]))
+        #expect(try render("flat", ["--augment", "chorus=0"]) == render("no-chorus", ["--no-chorus"]))
+        #expect(try render("half", ["--augment", "reverb=0.5"]) != plain)
+        #expect(try render("same", ["--augment", "reverb=1,chorus=1"]) == plain)
+
+        let labelsPath = dir.appendingPathComponent("swapped.json").path
+        _ = try render("swapped", ["--augment", "programs=1", "--labels", labelsPath])
+        let plainLabels = dir.appendingPathComponent("plain.json").path
+        _ = try render("plain-labels", ["--labels", plainLabels])
+        let before = try StemsCLITests.labels(plainLabels).notes, after = try StemsCLITests.labels(labelsPath).notes
+        #expect(before.count == after.count && !before.isEmpty)
+        for (b, a) in zip(before, after) {
+            if b.channel == 10 {
+                #expect(a.program == b.program)
+            } else {
+                #expect(a.program != b.program && a.program / 8 == b.program / 8, "\(b.program) -> \(a.program)")
+            }
+        }
+
+        let refused = try CLI.run(["render", song, "-o", dir.appendingPathComponent("lv2.wav").path, "--instrument", "lv2:urn:none",
+                                   "--augment", "reverb=0.5"])
+        #expect(refused.status == 64 && refused.stderr.contains("an LV2 instrument has its own controls"), "\(refused.stderr)")
+    }
 }

@@ -16,6 +16,7 @@ struct AugmentationTests {
             ("tempo=1.2..0.9", "the low end is above the high end"), ("tempo=0.1..1", "tempo must lie in 0.25...4"),
             ("transpose=0.5", "whole semitones"), ("gain=-30", "gain must lie in -24...24"), ("gain=1,gain=2", "given twice"),
             ("tempo=1..2..3", "is not a number or LOW..HIGH"), ("tempo=nan", "is not a number"), ("", "expected knob=VALUE"),
+            ("reverb=1.5", "reverb must lie in 0...1"), ("chorus=-0.1..0", "chorus must lie in 0...1"), ("programs=2", "programs must lie in 0...1"),
         ]
         for (text, reason) in refusals {
             #expect(throws: AugmentationError.self, "\(text)") { try AugmentationSpec(parsing: text) }
@@ -83,5 +84,44 @@ struct AugmentationTests {
         #expect(changed.makeTempoMap().seconds(atTick: 1_920) < song.makeTempoMap().seconds(atTick: 1_920) * 0.67)
         #expect(draw.gain(addedTo: -2) == 1 && draw.gain(addedTo: 23) == 24)
         #expect(song.augmented(by: AugmentationSpec().draw(seed: 0, key: "")) == song)
+    }
+
+    @Test("The programs knob swaps each program for another of its family with the drawn chance, the same way for the same value; the drums stay; a channel without a program change gets one")
+    func programSwaps() throws {
+        func swapped(_ chance: Double) throws -> AugmentationDraw {
+            try AugmentationSpec(parsing: "programs=\(chance)").draw(seed: 0, key: "")
+        }
+        let none = try swapped(0), all = try swapped(1), half = try swapped(0.5)
+        for program in UInt8(0)...127 {
+            #expect(none.swappedProgram(program) == program)
+            let other = all.swappedProgram(program)
+            #expect(other != program && other / 8 == program / 8, "\(program) -> \(other)")
+            #expect(half.swappedProgram(program) == (try swapped(0.5)).swappedProgram(program))
+        }
+        let kept = (UInt8(0)...127).filter { half.swappedProgram($0) == $0 }.count
+        #expect((40...88).contains(kept), "\(kept) of 128 kept at chance 0.5")
+        // Effect factors: 1 unless drawn.
+        #expect(none.reverbFactor == 1 && none.chorusFactor == 1)
+        let effects = try AugmentationSpec(parsing: "reverb=0.25,chorus=0").draw(seed: 3, key: "a")
+        #expect(effects.reverbFactor == 0.25 && effects.chorusFactor == 0 && effects.description == "reverb=0.25,chorus=0")
+
+        var song = MusicSequence(timeBase: .ticksPerQuarter(480))
+        var track = MusicTrack()
+        track.add(.message(MIDIMessage(status: 0xC1, data1: 33, data2: 0)), at: 0)
+        track.add(.message(MIDIMessage(status: 0xC9, data1: 5, data2: 0)), at: 0)
+        track.addNote(at: 0, channel: 0, key: 60, velocity: 100, duration: 240)
+        track.addNote(at: 0, channel: 1, key: 40, velocity: 100, duration: 240)
+        track.addNote(at: 0, channel: 9, key: 36, velocity: 100, duration: 120)
+        song.tracks = [track]
+        let changed = song.augmented(by: all)
+        let programs = changed.tracks[0].events.compactMap { e -> (UInt8, UInt8)? in
+            if case .message(let m) = e.event, m.status & 0xF0 == 0xC0 { return (m.channel, m.data1) }
+            return nil
+        }.sorted { $0.0 < $1.0 }
+        #expect(programs.map(\.0) == [0, 1, 9])
+        #expect(programs[0].1 == all.swappedProgram(0) && programs[0].1 < 8 && programs[0].1 != 0)
+        #expect(programs[1].1 == all.swappedProgram(33) && programs[1].1 / 8 == 4)
+        #expect(programs[2].1 == 5)
+        #expect(song.augmented(by: none) == song)
     }
 }

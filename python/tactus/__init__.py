@@ -173,8 +173,10 @@ class Score:
         """A new score varied as ``tactus render --augment SPEC --seed SEED`` varies a file.
 
         ``spec`` is comma-separated ``knob=VALUE`` or ``knob=LOW..HIGH``: ``transpose``
-        (semitones; the drums stay), ``tempo`` (a factor), ``velocity`` (a curve's exponent)
-        and ``gain`` (dB, added to every render of the new score). Each value is drawn from
+        (semitones; the drums stay), ``tempo`` (a factor), ``velocity`` (a curve's exponent),
+        ``gain`` (dB, added to every render of the new score), ``reverb`` and ``chorus``
+        (factors 0...1 on the instrument's levels in every render of the new score) and
+        ``programs`` (the chance each program is swapped for another of its family). Each value is drawn from
         ``seed``, ``key`` (default: the file's name, as a single-file render keys it; a batch
         keys a file by its path inside the folder) and the knob alone. ``augmentation`` gives
         the draw, which passed back as ``spec`` makes the same score. Raises

@@ -135,6 +135,24 @@ def test_augmented_scores_render_as_the_cli_augments(tactus_cli: str, tmp_path: 
         assert_same_samples(tactus.render(varied, tail=0.5), read_f32_wav(out)[1])
 
 
+def test_effect_and_program_knobs_render_as_the_cli(tactus_cli: str, tmp_path: Path) -> None:
+    song = REPO / "Songs" / "little-waltz.mid"
+    score = tactus.Score(song)
+    # A reverb factor of 0 is the sampler's reverb switched off.
+    dry = tactus.render(score.augmented("reverb=0"), soundfont=BANK, tail=0.5)
+    assert_same_samples(dry, tactus.render(score, soundfont=BANK, tail=0.5, reverb=False))
+    spec = "reverb=0.2..0.8,chorus=0..1,programs=1"
+    varied = score.augmented(spec, seed=4)
+    out = tmp_path / "varied.wav"
+    subprocess.run([tactus_cli, "render", str(song), "-o", str(out), "--format", "f32", "--soundfont", str(BANK),
+                    "--tail", "0.5", "--augment", spec, "--seed", "4"], check=True, capture_output=True)
+    assert_same_samples(tactus.render(varied, soundfont=BANK, tail=0.5), read_f32_wav(out)[1])
+    before, after = tactus.labels(score), tactus.labels(varied)
+    melodic = before["channel"] != 9
+    assert (after["program"][melodic] != before["program"][melodic]).all()
+    assert (after["program"][melodic] // 8 == before["program"][melodic] // 8).all()
+
+
 def test_augmentation_draws_repeat_and_differ_by_seed_and_key() -> None:
     score = tactus.Score(SONG)
     assert score.augmentation == ""
