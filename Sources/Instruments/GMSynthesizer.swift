@@ -197,7 +197,8 @@ public final class GMSynthesizer: ParameterizedNode {
         case 0x90 where message.data2 > 0: noteOn(channel: c, key: message.data1, velocity: message.data2)
         case 0x80, 0x90: noteOff(channel: c, key: message.data1)
         case 0xB0: controlChange(channel: c, controller: message.data1, value: message.data2)
-        case 0xC0: channels[c].program = message.data1 & 0x7F
+        // A member channel's program is its zone's (MPE 1.0): its own program changes are ignored.
+        case 0xC0 where !(mpe.isActive && mpe.isMember(c)): channels[c].program = message.data1 & 0x7F
         case 0xD0: channels[c].pressure = Float(message.data1 & 0x7F) / 127
         case 0xE0: channels[c].bend = (Float(message.pitchBendValue) - 8192) / 8192
         case 0xF0 where message.status == 0xFF:
@@ -405,8 +406,9 @@ public final class GMSynthesizer: ParameterizedNode {
             if mpe.isActive, let m = mpe.manager(of: Int(voices[i].channel)) { semitones += channels[m].bend * channels[m].bendRange }
         }
         if p.pointee.pitchEnvSemitones != 0 { semitones += p.pointee.pitchEnvSemitones * exp(-t / p.pointee.pitchEnvDecay) }
-        let member = mpe.isActive && mpe.isMember(Int(voices[i].channel))
-        let depth = p.pointee.vibratoCents + ch.modulation * 50 + (member ? ch.pressure * Self.pressureVibratoCents : 0)
+        let manager = mpe.isActive ? mpe.manager(of: Int(voices[i].channel)) : nil
+        let pressure = manager.map { max(ch.pressure, channels[$0].pressure) } ?? 0
+        let depth = p.pointee.vibratoCents + ch.modulation * 50 + pressure * Self.pressureVibratoCents
         if depth > 0 {
             let fadeIn = p.pointee.vibratoDelay > 0 ? min(1, max(0, (t - p.pointee.vibratoDelay) / p.pointee.vibratoDelay)) : 1
             let lfo = sin(2 * Float.pi * p.pointee.vibratoRate * t)
@@ -441,7 +443,7 @@ public final class GMSynthesizer: ParameterizedNode {
         }
         let baseCutoff = p.pointee.cutoffHz > 0 ? p.pointee.cutoffHz : baseHz * p.pointee.cutoffRatio
         var cutoffOctaves = envelopeOctaves + p.pointee.velocityToCutoff * (voices[i].velocity - 1)
-        if member { cutoffOctaves += (Float(ch.timbre) - 64) * Self.timbreOctavesPerStep }
+        if let manager { cutoffOctaves += (Float(ch.timbre) + Float(channels[manager].timbre) - 128) * Self.timbreOctavesPerStep }
         // The same cutoff gives the same coefficients (the resonance is the patch's, fixed for
         // the note): a filter without envelope is computed once a note.
         if baseCutoff != voices[i].filterBaseCutoff || cutoffOctaves != voices[i].filterCutoffOctaves {

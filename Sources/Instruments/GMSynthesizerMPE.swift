@@ -54,9 +54,11 @@ extension GMSynthesizer {
         return meaning != .notMPE
     }
 
-    /// After a configuration message: the zone's members bend 48 semitones and its manager 2,
-    /// and the members take the manager's program.
+    /// After a configuration message: every channel whose role changed releases its notes (a
+    /// note started under one role must not go on under another), the zone's members bend 48
+    /// semitones and its manager 2, and the members take the manager's program.
     func zonesChanged(_ changed: UInt16, manager m: Int) {
+        for c in 0..<16 where changed & (1 << UInt16(c)) != 0 { controlChange(channel: c, controller: MIDIController.allNotesOff, value: 0) }
         if mpe.isManager(m) { channels[m].bendRange = MPEZones.managerBendRange }
         forEachMember(of: m) { c in
             channels[c].bendRange = MPEZones.memberBendRange
@@ -67,8 +69,9 @@ extension GMSynthesizer {
 
     /// A message on a manager channel speaks for its whole zone: program changes and
     /// controllers reach every member channel; its pitch bend is added to each member's when
-    /// their voices update. Parameter selection and data entry stay the manager's own, and so
-    /// do its pressure and CC 74, which would otherwise overwrite the members' per-note values.
+    /// their voices update, its pressure and CC 74 are combined with each member's there (the
+    /// larger pressure; the two CC 74 offsets from 64 added) rather than overwriting the
+    /// members' per-note values. Parameter selection and data entry stay the manager's own.
     func forwardToZone(_ message: MIDIMessage, manager m: Int) {
         switch message.status & 0xF0 {
         case 0xB0:

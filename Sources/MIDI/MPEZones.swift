@@ -5,7 +5,10 @@
 /// an Upper Zone is managed from channel 16 (index 15) and takes the member channels below
 /// it. A note on a member channel has that channel to itself, so the channel's pitch bend,
 /// pressure and controller 74 shape that note alone; the manager channel's pitch bend is
-/// added to every member's, and its other messages speak for the whole zone.
+/// added to every member's, its pressure and controller 74 are combined with each member's
+/// (instruments take the larger pressure and add the controller's offsets from 64), and its
+/// other messages speak for the whole zone. A member channel's own program changes are
+/// ignored, and a channel whose role changes releases its notes.
 ///
 /// Until a configuration message arrives there are no zones and nothing changes, so files
 /// without MPE play as they always did. The value holds no storage of its own: instruments

@@ -15,7 +15,8 @@ extension SamplerNode {
             polyPressure[c * 128 + Int(message.data1 & 0x7F)] = message.data2 & 0x7F
             channels[c].serial &+= 1
         case 0xB0: controlChange(channel: c, controller: message.data1 & 0x7F, value: message.data2 & 0x7F)
-        case 0xC0:
+        // A member channel's program is its zone's (MPE 1.0): its own program changes are ignored.
+        case 0xC0 where !(mpe.isActive && mpe.isMember(c)):
             channels[c].program = message.data1 & 0x7F
             selectPreset(c)
         case 0xD0:

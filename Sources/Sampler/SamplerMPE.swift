@@ -23,10 +23,13 @@ extension SamplerNode {
         return meaning != .notMPE
     }
 
-    /// After a configuration message: the zone's members bend 48 semitones and its manager 2,
-    /// the members take the manager's program, and every channel whose role changed picks its
-    /// preset again (a member channel is melodic even when it is channel 10).
+    /// After a configuration message: every channel whose role changed releases its notes (a
+    /// note started under one role must not go on under another), the zone's members bend 48
+    /// semitones and its manager 2, the members take the manager's program, and every channel
+    /// whose role changed picks its preset again (a member channel is melodic even when it is
+    /// channel 10).
     func zonesChanged(_ changed: UInt16, manager m: Int) {
+        for c in 0..<16 where changed & (1 << UInt16(c)) != 0 { controlChange(channel: c, controller: MIDIController.allNotesOff, value: 0) }
         if mpe.isManager(m) { channels[m].bendRange = MPEZones.managerBendRange }
         let members = mpe.members(ofZoneWith: m)
         for c in 0..<16 {
@@ -46,16 +49,20 @@ extension SamplerNode {
     /// A message on a manager channel speaks for its whole zone: program changes and
     /// controllers (pedals, volume, modulation, all notes off...) reach every member channel;
     /// its pitch bend is added to each member's when their voices update. Parameter selection
-    /// and data entry stay the manager's own, and so do its pressure and CC 74, which would
-    /// otherwise overwrite the members' per-note values.
+    /// and data entry stay the manager's own; its pressure and CC 74 are combined with each
+    /// member's when their voices update (the larger pressure, the CC 74 offsets added) rather
+    /// than overwriting the members' per-note values.
     func forwardToZone(_ message: MIDIMessage, manager m: Int) {
         switch message.status & 0xF0 {
         case 0xB0:
             let controller = message.data1 & 0x7F
             switch controller {
             case MIDIController.dataEntryMSB, MIDIController.dataEntryLSB, MIDIController.nrpnLSB, MIDIController.nrpnMSB,
-                 MIDIController.rpnLSB, MIDIController.rpnMSB, MIDIController.timbre:
+                 MIDIController.rpnLSB, MIDIController.rpnMSB:
                 return
+            case MIDIController.timbre:
+                // Kept on the manager; the members' voices update (forEachMember marks them).
+                forEachMember(of: m) { _ in }
             default:
                 forEachMember(of: m) { controlChange(channel: $0, controller: controller, value: message.data2 & 0x7F) }
             }
@@ -65,21 +72,23 @@ extension SamplerNode {
                 channels[c].bankMSB = channels[m].bankMSB
                 selectPreset(c)
             }
-        case 0xE0:
-            forEachMember(of: m) { channels[$0].serial &+= 1 }
+        case 0xD0, 0xE0:
+            forEachMember(of: m) { _ in }
         default: break
         }
     }
 
     /// Adds what MPE gives a member channel's voice to its generators: the manager channel's
-    /// pitch bend (over the manager's range), and the channel's timbre as a filter cutoff offset.
+    /// pitch bend (over the manager's range), and the channel's and the manager's timbre (their
+    /// CC 74 offsets from 64 added) as a filter cutoff offset.
     /// The member's own bend and pressure already reach it through the SoundFont default
     /// modulators, which read the voice's channel.
     func addMPEContributions(channel c: Int) {
         guard let m = mpe.manager(of: c) else { return }
         let managerBend = (channels[m].pitchWheel - 8192) / 8192 * channels[m].bendRange * 100
         effective[SoundFontGenerator.fineTune.rawValue] += managerBend
-        effective[SoundFontGenerator.initialFilterCutoff.rawValue] += (Float(channels[c].timbre) - 64) * Self.timbreCentsPerStep
+        let timbre = Float(channels[c].timbre) + Float(channels[m].timbre) - 128
+        effective[SoundFontGenerator.initialFilterCutoff.rawValue] += timbre * Self.timbreCentsPerStep
     }
 
     /// Runs `body` on every member channel of the zone `c` manages or belongs to.

@@ -43,7 +43,10 @@ extension SamplerNode {
             case 2: raw = v.pointee.velocity
             case 3: raw = v.pointee.key
             case 10: raw = Float(polyPressure[c * 128 + Int(v.pointee.noteKey)])
-            case 13: raw = channels[c].channelPressure
+            case 13:
+                // A member's pressure combines with its zone's (the manager's): the larger.
+                let manager = mpe.isActive ? mpe.manager(of: c) : nil
+                raw = manager.map { max(channels[c].channelPressure, channels[$0].channelPressure) } ?? channels[c].channelPressure
             case 14:
                 raw = channels[c].pitchWheel
                 range = 16_384

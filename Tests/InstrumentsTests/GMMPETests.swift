@@ -119,6 +119,48 @@ import Testing
         #expect(GMTuningTests.error(measured, want) < 0.1, "\(measured) Hz, want \(want)")
     }
 
+    @Test func theManagersTimbreDarkensEveryVoice() throws {
+        // The chord without its own expression, then CC 74 at 0 on the manager at `change`.
+        let program = try #require(GMTuningTests.steadyProgram)
+        func chord(managerTimbre: Bool, without omitted: Int? = nil) -> [(frame: Int, message: MIDIMessage)] {
+            var e = Self.events(program: program, without: omitted).filter { $0.frame < Self.change }
+            if managerTimbre { e.append((Self.change, .controlChange(channel: 0, controller: MIDIController.timbre, value: 0))) }
+            return e
+        }
+        func voices(_ managerTimbre: Bool) throws -> [[Float]] {
+            let all = try SynthRig().render(frames: Self.frames, messages: chord(managerTimbre: managerTimbre)).left
+            return try Self.chord.indices.map { n in
+                zip(all, try SynthRig().render(frames: Self.frames, messages: chord(managerTimbre: managerTimbre, without: n)).left).map { $0 - $1 }
+            }
+        }
+        let dark = try voices(true), plain = try voices(false)
+        for (n, note) in Self.chord.enumerated() {
+            let f0 = GMTuningTests.expected(Double(note.key) * 100)
+            let drop = Self.brightness(plain[n], f0: f0) - Self.brightness(dark[n], f0: f0)
+            #expect(drop > 6, "the manager's CC 74 at 0 lowers voice \(n)'s harmonics by \(drop) dB")
+        }
+    }
+
+    @Test func aMemberChannelsOwnProgramChangeIsIgnoredAndARoleChangeReleasesNotes() throws {
+        let program = try #require(GMTuningTests.steadyProgram)
+        let zone = Self.configuration(manager: 0, members: 15).map { (frame: 0, message: $0) }
+        let note: [(frame: Int, message: MIDIMessage)] = [(1, .programChange(channel: 0, program: program)), (10, .noteOn(channel: 2, key: 60, velocity: 100))]
+        // Strings, or a piano if the steady program is strings: another family either way.
+        let other: [(frame: Int, message: MIDIMessage)] = [(5, .programChange(channel: 2, program: program / 8 == 5 ? 0 : 40))]
+        let kept = try SynthRig().render(frames: 22_050, messages: zone + note).left
+        #expect(try SynthRig().render(frames: 22_050, messages: zone + note + other).left == kept, "a member keeps its zone's program")
+        #expect(try SynthRig().render(frames: 22_050, messages: note + other).left != (try SynthRig().render(frames: 22_050, messages: note).left),
+                "outside a zone the change is heard")
+        // A held note on channel 4, then a zone that makes it a member: the note is released.
+        let held: [(frame: Int, message: MIDIMessage)] = [(1, .programChange(channel: 3, program: program)), (10, .noteOn(channel: 3, key: 60, velocity: 100))]
+        func tail(_ e: [(frame: Int, message: MIDIMessage)]) throws -> Float {
+            let x = try SynthRig().render(frames: 88_200, messages: e).left
+            return x[66_150...].map(abs).max()! / x[11_025..<22_050].map(abs).max()!
+        }
+        #expect(try tail(held) > 0.5, "without the message the organ holds")
+        #expect(try tail(held + Self.configuration(manager: 0, members: 15).map { (frame: 22_050, message: $0) }) < 1e-3)
+    }
+
     @Test func withoutAConfigurationMessageBendRangeStaysTwo() throws {
         let voices = try Self.isolatedVoices(mpe: false)
         let want = GMTuningTests.expected(6000 + 300 * 2.0 / 48)

@@ -181,6 +181,83 @@ func magnitude(_ x: [Float], _ range: Range<Int>, hertz: Double, sampleRate: Dou
     }
 }
 
+/// What a zone's manager channel and a change of roles do to the members' notes: the
+/// manager's CC 74 and pressure combine with each member's, a member's own program change is
+/// ignored, and a channel whose role changes releases its notes.
+@Suite struct SamplerMPEZoneTests {
+    typealias Events = [(frame: Int, message: MIDIMessage)]
+
+    /// Each chord voice alone (the chord minus a render without it), with `extra` events.
+    static func isolated(_ extra: Events) throws -> [[Float]] {
+        let render = { (e: Events) in try SamplerRig(SamplerMPETests.bank()).render(frames: SamplerMPETests.frames, e).left }
+        let all = try render(SamplerMPETests.events(expression: false) + extra)
+        return try SamplerMPETests.chord.indices.map { n in
+            zip(all, try render(SamplerMPETests.events(without: n, expression: false) + extra)).map { $0 - $1 }
+        }
+    }
+
+    @Test func theManagersTimbreDarkensEveryVoiceAndAddsToAMembersOwn() throws {
+        let change = SamplerMPETests.change
+        let managerOnly = try Self.isolated([(change, .controlChange(channel: 0, controller: MIDIController.timbre, value: 0))])
+        let plain = try Self.isolated([])
+        func brightness(_ x: [Float], _ range: Range<Int>) -> Double {
+            let f0 = frequency(x, range)
+            return 20 * log10(magnitude(x, range, hertz: 20 * f0) / magnitude(x, range, hertz: f0))
+        }
+        for n in 0..<3 {
+            let drop = brightness(plain[n], SamplerMPETests.after) - brightness(managerOnly[n], SamplerMPETests.after)
+            #expect(drop > 10, "the manager's CC 74 at 0 lowers voice \(n)'s 20th harmonic by \(drop) dB")
+        }
+        // A member at 127 and the manager at 0: their offsets from 64 cancel (almost: +63 - 64).
+        let cancelled = try Self.isolated([(change, .controlChange(channel: 0, controller: MIDIController.timbre, value: 0)),
+                                           (change, .controlChange(channel: 1, controller: MIDIController.timbre, value: 127))])
+        let residue = brightness(plain[0], SamplerMPETests.after) - brightness(cancelled[0], SamplerMPETests.after)
+        #expect(abs(residue) < 1, "member 127 with manager 0 moves voice 0's harmonic by \(residue) dB")
+    }
+
+    @Test func theManagersPressureGivesEveryVoiceItsVibrato() throws {
+        let voices = try Self.isolated([(SamplerMPETests.change, .channelPressure(channel: 0, pressure: 127))])
+        func swing(_ x: [Float], _ range: Range<Int>) -> Double {
+            let measured = stride(from: range.lowerBound, to: range.upperBound - 1024, by: 1024).map { frequency(x, $0..<($0 + 1024)) }
+            return cents(measured.max()! / measured.min()!)
+        }
+        for n in 0..<3 {
+            #expect(swing(voices[n], SamplerMPETests.after) > 20, "voice \(n) swings \(swing(voices[n], SamplerMPETests.after)) cents")
+            #expect(swing(voices[n], SamplerMPETests.before) < 2)
+        }
+    }
+
+    @Test func aMemberChannelsOwnProgramChangeIsIgnored() throws {
+        // Program 1 is a sine an octave up: outside a zone the change is heard, inside it is not.
+        let bank = makeBank(samples: [.sine(period: 100), .sine(period: 50)],
+                            presets: [(0, 0, [TestRegion(sample: 0, generators: [.sampleModes: 1])]),
+                                      (0, 1, [TestRegion(sample: 1, generators: [.sampleModes: 1])])])
+        let note: Events = [(1, .programChange(channel: 2, program: 1)), (10, .noteOn(channel: 2, key: 69, velocity: 100))]
+        func played(_ before: [MIDIMessage]) throws -> Double {
+            frequency(try SamplerRig(bank).render(frames: 22_050, before.map { (0, $0) } + note).left, 4410..<22_050)
+        }
+        #expect(abs(cents(try played([]) / 882)) < 0.1, "outside a zone channel 3 takes program 1")
+        #expect(abs(cents(try played(MPEMessages.configuration(manager: 0, members: 15)) / 441)) < 0.1,
+                "a member channel keeps its zone's program")
+    }
+
+    @Test func aChannelWhoseRoleChangesReleasesItsNotes() throws {
+        // A looping note on channel 4, then a Lower Zone that makes channel 4 a member.
+        let note: Events = [(10, .noteOn(channel: 3, key: 69, velocity: 100))]
+        let zone = MPEMessages.configuration(manager: 0, members: 15).map { (frame: 22_050, message: $0) }
+        /// The level after the message against the level before it.
+        func tailLevel(_ e: Events) throws -> Float {
+            let x = try SamplerRig(SamplerMPETests.bank()).render(frames: 44_100, e).left
+            return x[33_075...].map(abs).max()! / x[11_025..<22_050].map(abs).max()!
+        }
+        #expect(try tailLevel(note) > 0.9, "without the message the note sounds on")
+        #expect(try tailLevel(note + zone) < 1e-3, "the role change released it")
+        // A zone of two members (channels 2 and 3) leaves channel 4 and its note alone.
+        let small = MPEMessages.configuration(manager: 0, members: 2).map { (frame: 22_050, message: $0) }
+        #expect(try tailLevel(note + small) > 0.9, "a channel outside the new zone keeps its note")
+    }
+}
+
 /// The zone arithmetic of MPE Configuration Messages.
 @Suite struct MPEZoneRuleTests {
     @Test func zonesShrinkEachOtherAndZeroRemovesOne() {
