@@ -1,6 +1,6 @@
 #!/bin/sh
-# Builds the library (build.sh) and the tactus CLI the render test compares with (release, the
-# same flags, so the modules are built once), builds the wheel (tactus-*-py3-none-linux_*.whl),
+# Builds the tactus CLI the render test compares with and the wheel (wheel.sh: the library in
+# release with the same flags, so the modules are built once; tactus-*-py3-none-manylinux_*.whl),
 # installs it into a fresh virtual environment (the wheel brings numpy, its one dependency; the
 # tests add mido and pytest), and runs the tests from outside the source tree with the Swift
 # toolchain out of reach: in a private mount namespace where an empty tmpfs covers the
@@ -11,7 +11,6 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-"$here/build.sh"
 cd "$root"
 swift build -c release -Xswiftc -static-stdlib --product tactus
 TACTUS_CLI="$(swift build -c release -Xswiftc -static-stdlib --show-bin-path)/tactus"
@@ -22,11 +21,9 @@ work=$(mktemp -d /tmp/tactus-python.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 wheels=${WHEEL_DIR:-$work/dist}
 mkdir -p "$wheels"
-rm -rf "$here/build"
-python3 -m pip wheel --quiet --no-deps --wheel-dir "$wheels" "$here"
-wheel=$(ls "$wheels"/tactus-*-py3-none-linux_*.whl)
-unzip -l "$wheel" | grep -q "tactus/libTactusC.so" || { echo "run-tests.sh: $wheel has no libTactusC.so" >&2; exit 1; }
-echo "wheel: $(basename "$wheel"), $(stat -c %s "$wheel") bytes"
+"$here/wheel.sh" "$wheels"
+wheel=$(ls "$wheels"/tactus-*-py3-none-manylinux_*.whl)
+unzip -l "$wheel" | grep -q " tactus/libTactusC.so" || { echo "run-tests.sh: $wheel has no tactus/libTactusC.so" >&2; exit 1; }
 venv=$work/venv
 python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet "$wheel"

@@ -3,6 +3,7 @@ is for one platform (linux_x86_64) but any Python 3 (py3-none): no CPython exten
 hence no Python ABI. Everything else is in pyproject.toml."""
 
 from setuptools import setup
+from setuptools.dist import Distribution
 
 try:  # setuptools >= 70.1 has its own; before it, the wheel package's
     from setuptools.command.bdist_wheel import bdist_wheel
@@ -20,4 +21,12 @@ class PlatformWheel(bdist_wheel):
         return "py3", "none", platform
 
 
-setup(cmdclass={"bdist_wheel": PlatformWheel})
+class BinaryDistribution(Distribution):
+    """Says the package holds compiled code, so its files go to platlib (the wheel's root), where
+    auditwheel and installers expect a platform library, rather than to purelib."""
+
+    def has_ext_modules(self) -> bool:
+        return True
+
+
+setup(cmdclass={"bdist_wheel": PlatformWheel}, distclass=BinaryDistribution)

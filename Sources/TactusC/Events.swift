@@ -48,11 +48,7 @@ private func controlCount(_ track: MusicTrack) -> Int {
 /// The number of controls of track `track` (see `tactus_score_track_controls`).
 @_cdecl("tactus_score_track_control_count")
 public func tactus_score_track_control_count(_ score: OpaquePointer?, _ track: Int64, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
-    guarded { () throws(CFailure) in
-        let events = try scores.object(score).track(track)
-        guard let out else { throw CFailure(.invalidArgument, "the output pointer is NULL") }
-        out.pointee = Int64(controlCount(events))
-    }
+    countRows(of: score, track: track, into: out, controlCount)
 }
 
 /// Copies the channel messages of track `track` that are not notes (controllers, program

@@ -145,10 +145,16 @@ enum TrackNotes {
 /// The number of notes of track `track` (see `tactus_score_track_notes`).
 @_cdecl("tactus_score_track_note_count")
 public func tactus_score_track_note_count(_ score: OpaquePointer?, _ track: Int64, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
+    countRows(of: score, track: track, into: out, TrackNotes.count)
+}
+
+/// The body of a `..._count` function over one track: `count` of track `track` through `out`.
+func countRows(of score: OpaquePointer?, track: Int64, into out: UnsafeMutablePointer<Int64>?,
+               _ count: (MusicTrack) -> Int) -> Int32 {
     guarded { () throws(CFailure) in
-        let notes = try scores.object(score).track(track)
+        let events = try scores.object(score).track(track)
         guard let out else { throw CFailure(.invalidArgument, "the output pointer is NULL") }
-        out.pointee = Int64(TrackNotes.count(notes))
+        out.pointee = Int64(count(events))
     }
 }
 

@@ -62,10 +62,14 @@ struct AudioDriverOptions: ParsableArguments {
     }
 
     /// The backend for these options.
-    func makeBackend(device: String) -> any AudioBackend {
+    /// `midiInput` gives a JACK client a MIDI input connected from those JACK MIDI outputs
+    /// (an empty list: whatever connects to it); ALSA takes its MIDI elsewhere.
+    func makeBackend(device: String, midiInput: [String]? = nil) -> any AudioBackend {
         switch driver {
         case .alsa: return ALSAPCMBackend(device: device)
-        case .jack: return JACKBackend(options: .init(clientName: "Tactus", server: jackServer, connections: connections))
+        case .jack:
+            return JACKBackend(options: .init(clientName: "Tactus", server: jackServer, connections: connections,
+                                              midiInput: midiInput != nil, midiInputSources: midiInput ?? []))
         }
     }
 

@@ -122,7 +122,8 @@ struct PlayCommand: ParsableCommand {
         }
         let followsTransport = driverOptions.jackTransport != .off || transportInput.transportIn != nil
         // The sequencer port first: without it there is nothing to wait for.
-        let transportClient = try transportInput.connect(file: file)
+        let transportOverJACK = driverOptions.driver == .jack
+        let transportClient = try transportInput.connect(file: file, overJACK: transportOverJACK)
 
         let choice = try instrumentOptions.choose(input: input, song: file)
         try choice.prepareSamples(for: sequence)
@@ -143,7 +144,7 @@ struct PlayCommand: ParsableCommand {
             printError("\(message); to hear the file without one, render it: tactus render \(file) -o OUT.wav")
             return ExitCode(ExitStatus.unavailable)
         }
-        let backend = driverOptions.makeBackend(device: device)
+        let backend = driverOptions.makeBackend(device: device, midiInput: transportOverJACK ? transportInput.jackSources : nil)
         if midiClock, let jack = backend as? JACKBackend {
             let ports = (clockTo ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             jack.sendMIDIClock(for: sequence, to: ports)
@@ -172,6 +173,11 @@ struct PlayCommand: ParsableCommand {
             if !input.quiet { printError("\(file): waiting for MIDI Start or Continue on \(transportClient.inputAddress)") }
         }
         defer { transportReader?.stop() }
+        if transportOverJACK, transportInput.transportIn != nil, let jack = backend as? JACKBackend, let midiInput = jack.midiInput {
+            transportInput.start(midiInput, session: session, ticksPerQuarter: sequence.timeBase.ticksPerQuarterForBeats)
+            if !input.quiet { printError("\(file): waiting for MIDI Start or Continue on JACK port \(jack.jackClient?.midiInputPortName ?? "midi_in")") }
+        }
+        defer { (backend as? JACKBackend)?.midiInput?.stop() }
         let status = StatusLine(session: session, endTick: plan.toTick ?? sequence.length)
         var interrupted = false
         var stopping = false

@@ -125,4 +125,38 @@ extension JACKClientTests {
         let lines = frozen.stderr.split(separator: "\n")
         #expect(lines.count == 1 && lines[0].contains("did not stop within 2 s of the signal"), "\(frozen.stderr)")
     }
+
+    @Test("tactus play --driver jack --transport-in: an unknown JACK port is one line and exit 69; 'any' waits for Start on Tactus's JACK MIDI input")
+    func cliTransportInOverJACK() throws {
+        let server = try JACKServer("cli-transport-in")
+        defer { server.stop() }  // keeps the server alive to the end of the test
+        let common = ["play", Self.song, "--instrument", "builtin", "--driver", "jack", "--jack-server", server.name, "--connect", "none"]
+        let unknown = try Self.run(common + ["--transport-in", "nobody:midi_out", "--follow-clock"])
+        #expect(unknown.status == 69, "\(unknown.stderr)")
+        #expect(unknown.stderr.split(separator: "\n").count == 1 && unknown.stderr.contains("nobody:midi_out"), "\(unknown.stderr)")
+        // Stopped once it says it waits (its signal handlers are in place by then).
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.tactus)
+        process.arguments = common + ["--transport-in", "any", "--follow-clock"]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let pid = process.processIdentifier
+        // Only a guard against hanging the suite: the expectation below then fails.
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 60)
+            if process.isRunning { kill(pid, SIGKILL) }
+        }
+        var said = ""
+        while !said.contains("\n") {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            said += String(decoding: chunk, as: UTF8.self)
+        }
+        kill(pid, SIGTERM)
+        process.waitUntilExit()
+        #expect(said.contains("waiting for MIDI Start or Continue on JACK port Tactus:midi_in"), "\(said)")
+        #expect(process.terminationStatus == 143, "SIGTERM while waiting: exit \(process.terminationStatus)")
+    }
 }

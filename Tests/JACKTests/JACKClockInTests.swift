@@ -1,0 +1,75 @@
+import Foundation
+import JACK
+import Playback
+import Sequencing
+import Testing
+
+/// MIDI clock in over JACK: a session following the clock another session sends, as
+/// `tactus play --driver jack --transport-in PORT --follow-clock` follows it. Part of the one
+/// serialized JACK suite.
+extension JACKClientTests {
+    /// What the control thread saw of both sessions at one moment.
+    struct ClockInSample {
+        var clockBeats: Double
+        var followerBeats: Double
+        var heardBPM: Double
+    }
+
+    /// A follower session and a clock-sending session in one JACK server; returns the samples
+    /// taken while the sender played, and the xruns of both.
+    static func followClockOnce(server: JACKServer, clockSong: MusicSequence) throws -> ([ClockInSample], Int) {
+        // The follower's own song plays at 120 BPM: the clock sets its pace.
+        var song = MusicSequence(timeBase: .ticksPerQuarter(480))
+        var track = MusicTrack()
+        for beat in 0..<64 { track.addNote(at: Int64(beat) * 480, channel: 0, key: 60, velocity: 90, duration: 240) }
+        song.tracks = [track]
+        let follower = try PlaybackSession(sequence: song, options: .init(instrument: .builtIn, tailSeconds: 0, startsPlaying: false))
+        let input = JACKBackend(options: .init(clientName: "tactus-follow", server: server.name, connections: .none, midiInput: true))
+        try follower.start(on: input)
+        defer { follower.stop() }
+        let transport = MIDITransportFollower(followingClockOf: follower, ticksPerQuarter: 480)
+        let midiInput = try #require(input.midiInput)
+        midiInput.start { nanos, bytes in transport.receive(bytes, atNanos: nanos) }
+        defer { midiInput.stop() }
+
+        let sender = try PlaybackSession(sequence: clockSong, options: .init(instrument: .builtIn, tailSeconds: 0))
+        let output = JACKBackend(options: .init(clientName: "tactus-clock-out", server: server.name, connections: .none))
+        output.sendMIDIClock(for: clockSong, to: [try #require(input.jackClient?.midiInputPortName)])
+        try sender.start(on: output)
+        var samples: [ClockInSample] = []
+        while sender.outcome == nil {
+            if let clock = sender.position, let followed = follower.position, clock.isPlaying {
+                // The follower's beats carried to the moment of the sender's position.
+                let heard = followed.songBPM * followed.rate
+                let carried = followed.beats + Double(clock.monotonicNanos - followed.monotonicNanos) / 60e9 * (followed.isPlaying ? heard : 0)
+                samples.append(ClockInSample(clockBeats: clock.beats, followerBeats: carried, heardBPM: heard))
+            }
+            usleep(2_000)
+        }
+        return (samples, input.underrunCount + output.underrunCount)
+    }
+
+    @Test("MIDI clock in over JACK at 100 then 140 BPM: two quarter notes after each change the follower plays within 1 % of the clock's tempo and within one clock (and one period) of its position")
+    func followsAClockOverJACK() throws {
+        let server = try JACKServer("clock-in", sampleRate: 48_000, period: 256)
+        defer { server.stop() }  // keeps the server alive to the end of the test
+        var clockSong = MusicSequence(timeBase: .ticksPerQuarter(480))
+        clockSong.tempoTrack.add(.meta(.tempo(bpm: 100)), at: 0)
+        clockSong.tempoTrack.add(.meta(.tempo(bpm: 140)), at: 8 * 480)
+        var track = MusicTrack()
+        for beat in 0..<16 { track.addNote(at: Int64(beat) * 480, channel: 0, key: 72, velocity: 80, duration: 240) }
+        clockSong.tracks = [track]
+        guard let samples = try withoutXruns({ try Self.followClockOnce(server: server, clockSong: clockSong) }) else { return }
+        let periodBeats = 256.0 / 48_000 * 140 / 60
+        for (range, bpm) in [(2.0..<7.5, 100.0), (10.0..<15.5, 140.0)] {
+            let settled = samples.filter { range.contains($0.clockBeats) }
+            try #require(settled.count > 50, "samples between beats \(range): \(settled.count)")
+            // The tempo the follower played: its beats over the clock's across the settled span
+            // (the rate it is told moment to moment also corrects its phase).
+            let played = (settled.last!.followerBeats - settled.first!.followerBeats) / (settled.last!.clockBeats - settled.first!.clockBeats)
+            #expect(abs(played - 1) < 0.01, "at \(bpm) BPM the follower played \((played - 1) * 100) % off the clock's tempo")
+            let lags = settled.map { abs($0.followerBeats - $0.clockBeats) }
+            #expect(lags.max()! < 1.0 / 24 + periodBeats, "at \(bpm) BPM the follower is up to \(lags.max()!) beats from the clock")
+        }
+    }
+}
