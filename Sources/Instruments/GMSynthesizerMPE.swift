@@ -67,28 +67,20 @@ extension GMSynthesizer {
         }
     }
 
-    /// A message on a manager channel speaks for its whole zone: program changes and
-    /// controllers reach every member channel; its pitch bend is added to each member's when
-    /// their voices update, its pressure and CC 74 are combined with each member's there (the
-    /// larger pressure; the two CC 74 offsets from 64 added) rather than overwriting the
-    /// members' per-note values. Parameter selection and data entry stay the manager's own.
+    /// A message on a manager channel speaks for its whole zone (see `MPEZones.zoneMessage`):
+    /// controllers and program changes reach every member channel; the manager's pitch bend,
+    /// pressure and CC 74 are read when the members' voices update.
     func forwardToZone(_ message: MIDIMessage, manager m: Int) {
-        switch message.status & 0xF0 {
-        case 0xB0:
-            let controller = message.data1 & 0x7F
-            switch controller {
-            case MIDIController.dataEntryMSB, MIDIController.dataEntryLSB, MIDIController.nrpnLSB, MIDIController.nrpnMSB,
-                 MIDIController.rpnLSB, MIDIController.rpnMSB, MIDIController.timbre:
-                return
-            default:
-                forEachMember(of: m) { controlChange(channel: $0, controller: controller, value: message.data2 & 0x7F) }
-            }
-        case 0xC0:
+        switch MPEZones.zoneMessage(for: message) {
+        case .controller(let controller, let value):
+            forEachMember(of: m) { controlChange(channel: $0, controller: controller, value: value) }
+        case .program(let program):
             forEachMember(of: m) { c in
-                channels[c].program = message.data1 & 0x7F
+                channels[c].program = program
                 channels[c].bankMSB = channels[m].bankMSB
             }
-        default: break
+        case .expression, .none:
+            break
         }
     }
 

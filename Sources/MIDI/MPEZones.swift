@@ -123,6 +123,43 @@ public struct MPEZones: Sendable, Hashable {
         return .memberBendRange(MIDIController.bendRange(currentBendRange, afterDataEntry: value, coarse: coarse))
     }
 
+    /// What a message on a manager channel asks of its zone's member channels.
+    public enum ZoneMessage: Sendable, Equatable {
+        /// Nothing: the message stays the manager's (parameter selection and data entry).
+        case none
+        /// The controller and value reach every member channel.
+        case controller(UInt8, value: UInt8)
+        /// Every member channel takes the program.
+        case program(UInt8)
+        /// The members' voices update: the manager's pitch bend, pressure or CC 74, kept on the
+        /// manager, combine with each member's own.
+        case expression
+    }
+
+    /// What `message`, received on a manager channel, asks of the zone: program changes and
+    /// controllers (pedals, volume, modulation, all notes off...) reach every member; pitch
+    /// bend, channel pressure and controller 74 stay the manager's and combine with each
+    /// member's (they would otherwise overwrite the members' per-note values); parameter
+    /// selection and data entry stay the manager's own.
+    public static func zoneMessage(for message: MIDIMessage) -> ZoneMessage {
+        switch message.status & 0xF0 {
+        case 0xB0:
+            let controller = message.data1 & 0x7F
+            switch controller {
+            case MIDIController.dataEntryMSB, MIDIController.dataEntryLSB, MIDIController.nrpnLSB, MIDIController.nrpnMSB,
+                 MIDIController.rpnLSB, MIDIController.rpnMSB:
+                return .none
+            case MIDIController.timbre:
+                return .expression
+            default:
+                return .controller(controller, value: message.data2 & 0x7F)
+            }
+        case 0xC0: return .program(message.data1 & 0x7F)
+        case 0xD0, 0xE0: return .expression
+        default: return .none
+        }
+    }
+
     /// Removes both zones (a system reset).
     public mutating func reset() {
         self = MPEZones()

@@ -46,35 +46,24 @@ extension SamplerNode {
         }
     }
 
-    /// A message on a manager channel speaks for its whole zone: program changes and
-    /// controllers (pedals, volume, modulation, all notes off...) reach every member channel;
-    /// its pitch bend is added to each member's when their voices update. Parameter selection
-    /// and data entry stay the manager's own; its pressure and CC 74 are combined with each
-    /// member's when their voices update (the larger pressure, the CC 74 offsets added) rather
-    /// than overwriting the members' per-note values.
+    /// A message on a manager channel speaks for its whole zone (see `MPEZones.zoneMessage`):
+    /// controllers and program changes reach every member channel; the manager's pitch bend,
+    /// pressure and CC 74 mark the members' voices for an update, which reads them.
     func forwardToZone(_ message: MIDIMessage, manager m: Int) {
-        switch message.status & 0xF0 {
-        case 0xB0:
-            let controller = message.data1 & 0x7F
-            switch controller {
-            case MIDIController.dataEntryMSB, MIDIController.dataEntryLSB, MIDIController.nrpnLSB, MIDIController.nrpnMSB,
-                 MIDIController.rpnLSB, MIDIController.rpnMSB:
-                return
-            case MIDIController.timbre:
-                // Kept on the manager; the members' voices update (forEachMember marks them).
-                forEachMember(of: m) { _ in }
-            default:
-                forEachMember(of: m) { controlChange(channel: $0, controller: controller, value: message.data2 & 0x7F) }
-            }
-        case 0xC0:
+        switch MPEZones.zoneMessage(for: message) {
+        case .controller(let controller, let value):
+            forEachMember(of: m) { controlChange(channel: $0, controller: controller, value: value) }
+        case .program(let program):
             forEachMember(of: m) { c in
-                channels[c].program = message.data1 & 0x7F
+                channels[c].program = program
                 channels[c].bankMSB = channels[m].bankMSB
                 selectPreset(c)
             }
-        case 0xD0, 0xE0:
+        case .expression:
+            // forEachMember marks each member's voices for an update.
             forEachMember(of: m) { _ in }
-        default: break
+        case .none:
+            break
         }
     }
 

@@ -260,6 +260,22 @@ func magnitude(_ x: [Float], _ range: Range<Int>, hertz: Double, sampleRate: Dou
 
 /// The zone arithmetic of MPE Configuration Messages.
 @Suite struct MPEZoneRuleTests {
+    @Test func aManagersMessagesReachTheZoneAsTheSpecificationSays() {
+        #expect(MPEZones.zoneMessage(for: .controlChange(channel: 0, controller: 64, value: 127)) == .controller(64, value: 127))
+        #expect(MPEZones.zoneMessage(for: .controlChange(channel: 0, controller: MIDIController.allNotesOff, value: 0))
+                == .controller(MIDIController.allNotesOff, value: 0))
+        #expect(MPEZones.zoneMessage(for: .programChange(channel: 0, program: 40)) == .program(40))
+        for message in [MIDIMessage.pitchBend(channel: 0, value: 9000), .channelPressure(channel: 0, pressure: 90),
+                        .controlChange(channel: 0, controller: MIDIController.timbre, value: 10)] {
+            #expect(MPEZones.zoneMessage(for: message) == .expression, "\(message)")
+        }
+        for controller in [MIDIController.rpnMSB, MIDIController.rpnLSB, MIDIController.nrpnMSB, MIDIController.nrpnLSB,
+                           MIDIController.dataEntryMSB, MIDIController.dataEntryLSB] {
+            #expect(MPEZones.zoneMessage(for: .controlChange(channel: 0, controller: controller, value: 0)) == MPEZones.ZoneMessage.none)
+        }
+        #expect(MPEZones.zoneMessage(for: .noteOn(channel: 0, key: 60, velocity: 100)) == MPEZones.ZoneMessage.none)
+    }
+
     @Test func zonesShrinkEachOtherAndZeroRemovesOne() {
         var z = MPEZones()
         #expect(!z.isActive && z.memberMask == 0)
