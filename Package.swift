@@ -75,7 +75,7 @@ let package = Package(
         // the Python package rather than being compiled here.
         .target(
             name: "TactusC",
-            dependencies: ["MIDIFile", "Sequencing", "Playback", "AudioGraph", "Sampler", "SoundFont"],
+            dependencies: ["MIDIFile", "Sequencing", "Playback", "AudioGraph", "Sampler", "SoundFont", "SFZPlayback"],
             exclude: ["include"]
         ),
         .target(

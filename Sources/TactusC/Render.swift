@@ -6,6 +6,7 @@ import AudioGraph
 import MIDIFile
 import Playback
 import Sampler
+import SFZPlayback
 import Sequencing
 import SoundFont
 import Synchronization
@@ -137,17 +138,30 @@ struct RenderRequest {
         }
     }
 
-    /// What plays the tracks: the built-in synthesizer, or a sampler over the SoundFont,
-    /// configured as `tactus render --soundfont` configures it.
+    /// What plays the tracks: the built-in synthesizer, or a sampler over the SoundFont (or
+    /// the SFZ instrument, by its `.sfz` extension), configured as `tactus render --soundfont`
+    /// (`--instrument FILE.sfz`) configures it.
     func instrument() throws(CFailure) -> DefaultInstrument {
         guard let soundFont else { return DefaultInstrument.builtIn.applyingEffectFactors(of: augmentation) }
-        let bank: SoundFontFile
-        do {
-            bank = try SoundFontReader.read(contentsOf: soundFont)
-        } catch {
-            throw CFailure(error.isUnreadableInput ? .unreadable : .invalidFile, error.description)
+        let sampler: SamplerNode
+        if soundFont.lowercased().hasSuffix(".sfz") {
+            let loaded: SFZPlayableInstrument
+            do {
+                loaded = try SFZBank.load(contentsOf: soundFont, options: SFZPlaybackOptions())
+            } catch {
+                throw CFailure(error.isUnreadableInput ? .unreadable : .invalidFile, error.description)
+            }
+            sampler = SamplerNode(bank: loaded.bank, regionRules: loaded.regionRules)
+            if loaded.outputGain != 0 { sampler.setParameter(SamplerNode.Parameter.volume, value: Float(loaded.outputGain)) }
+        } else {
+            let bank: SoundFontFile
+            do {
+                bank = try SoundFontReader.read(contentsOf: soundFont)
+            } catch {
+                throw CFailure(error.isUnreadableInput ? .unreadable : .invalidFile, error.description)
+            }
+            sampler = SamplerNode(bank: bank.bank)
         }
-        let sampler = SamplerNode(bank: bank.bank)
         if flags & renderFlagNoReverb != 0 { sampler.setParameter(SamplerNode.Parameter.reverbLevel, value: 0) }
         if flags & renderFlagNoChorus != 0 { sampler.setParameter(SamplerNode.Parameter.chorusLevel, value: 0) }
         return DefaultInstrument.sampler(sampler).applyingEffectFactors(of: augmentation)

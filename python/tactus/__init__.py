@@ -461,7 +461,8 @@ def render(song: Union[PathLike, Score], sample_rate: int = 44100, soundfont: Op
 
     The samples are those ``tactus render --format f32`` writes for the same song and options:
     ``soundfont=None`` is ``--instrument builtin`` (the built-in synthesizer; no bank is searched
-    for), a path is ``--soundfont PATH``. ``sample_rate`` is 44100, 48000 or 96000; ``gain_db``
+    for), a path is ``--soundfont PATH``, or ``--instrument PATH`` for an SFZ instrument (a path
+    ending in ``.sfz``). ``sample_rate`` is 44100, 48000 or 96000; ``gain_db``
     -24...24; ``tail`` "auto" (until below -90 dBFS, at most 30 s after the end) or seconds
     (0...600). ``reverb=False`` and ``chorus=False`` are ``--no-reverb`` and ``--no-chorus``
     (SoundFont sampler only).

@@ -69,6 +69,16 @@ def test_soundfont_render_equals_cli(tactus_cli: str, tmp_path: Path) -> None:
     assert_same_samples(ours, cli_render(tactus_cli, tmp_path, SONG, "--soundfont", str(BANK), "--no-reverb"))
 
 
+def test_sfz_render_equals_cli(tactus_cli: str, tmp_path: Path) -> None:
+    # An SFZ instrument from sfizz's test files (a kick on every key), as --instrument plays it.
+    kick = REPO.parent / "shared" / "sfz" / "sfizz-testfiles" / "kick.sfz"
+    ours = tactus.render(SONG, soundfont=kick, tail=0.5)
+    assert np.abs(ours).max() > 0
+    assert_same_samples(ours, cli_render(tactus_cli, tmp_path, SONG, "--instrument", str(kick), "--tail", "0.5"))
+    with pytest.raises(tactus.TactusFileNotFoundError):
+        tactus.render(SONG, soundfont=tmp_path / "missing.sfz")
+
+
 def test_render_is_identical_across_runs() -> None:
     score = tactus.Score(SONG)
     assert np.array_equal(tactus.render(score, tail=0.5), tactus.render(score, tail=0.5))

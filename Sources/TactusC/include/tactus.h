@@ -133,7 +133,8 @@ int32_t tactus_score_smf_bytes(const TactusScore *score, uint8_t *buffer, int64_
 int32_t tactus_score_write(const TactusScore *score, const char *path);
 
 /* Renders: the samples `tactus render --format f32` writes for the same song and options.
- * soundfont: a SoundFont 2/3 path, or NULL for the built-in synthesizer. sample_rate: 44100,
+ * soundfont: a SoundFont 2/3 path, an SFZ instrument (a path ending in .sfz, as --instrument
+ * FILE.sfz), or NULL for the built-in synthesizer. sample_rate: 44100,
  * 48000 or 96000. gain_db: -24...24. tail_seconds: 0...600, or negative for 'auto' (until
  * below -90 dBFS, at most 30 s). flags: TACTUS_RENDER_*. Blocks until done. */
 int32_t tactus_render_score(const TactusScore *score, const char *soundfont, int32_t sample_rate, float gain_db,
