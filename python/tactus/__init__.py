@@ -43,6 +43,7 @@ __all__ = [
     "CHANNEL_PRESSURE",
     "KEY_PRESSURE",
     "render",
+    "write_audio",
     "Stem",
     "stems",
     "render_stems",
@@ -479,6 +480,29 @@ def render(song: Union[PathLike, Score], sample_rate: int = 44100, soundfont: Op
     check(lib.tactus_render_score(score.handle, _bank(soundfont), int(sample_rate), float(gain_db), tail_seconds,
                                   _flags(reverb, chorus), ctypes.byref(handle)))
     return _take(handle)
+
+
+def write_audio(path: PathLike, audio: np.ndarray, sample_rate: int = 44100, format: Optional[str] = None) -> None:
+    """Writes audio as ``tactus render -o PATH --format FORMAT`` writes its output.
+
+    ``audio`` is float32 samples, ``(frames, 2)`` (left, right) or ``(frames,)`` mono, as
+    ``render`` and ``render_stems`` give them. ``format`` is the CLI's ``--format`` text
+    (``"s24"``, ``"f32"``, ``"flac"``, ``"flac,s24"``, ``"ogg"``, ``"opus"``) or None to go by
+    the extension (WAV, 16-bit, without one): ``write_audio("x.wav", render(song))`` writes the
+    bytes ``tactus render song -o x.wav`` writes. FLAC, Ogg and Opus need libsndfile. Raises
+    ``InvalidArgumentError`` for a format, shape or rate Tactus does not write and
+    ``WriteError`` (an ``OSError``) when the file cannot be written.
+    """
+    _check_sample_rate(sample_rate)
+    samples = np.ascontiguousarray(audio, dtype=np.float32)
+    if samples.ndim == 2 and samples.shape[1] == 2:
+        channels = 2
+    elif samples.ndim == 1:
+        channels = 1
+    else:
+        raise InvalidArgumentError(f"audio of shape {samples.shape} is neither (frames, 2) nor (frames,)", 1)
+    check(lib.tactus_write_audio(_pointer(samples) if samples.size else None, samples.shape[0], channels, int(sample_rate),
+                                 os.fsencode(path), format.encode("utf-8") if format is not None else None))
 
 
 def _whole(value: int, name: str, bits: int = 64) -> int:

@@ -83,6 +83,7 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "tactus_score_keep_notes": (_i32, [_p, _p, _i64, _pp]),
     "tactus_score_smf_bytes": (_i32, [_p, _p, _i64, _pi64]),
     "tactus_score_write": (_i32, [_p, ctypes.c_char_p]),
+    "tactus_write_audio": (_i32, [_p, _i64, _i32, _i32, ctypes.c_char_p, ctypes.c_char_p]),
 }
 
 

@@ -79,6 +79,30 @@ def test_sfz_render_equals_cli(tactus_cli: str, tmp_path: Path) -> None:
         tactus.render(SONG, soundfont=tmp_path / "missing.sfz")
 
 
+def test_write_audio_writes_the_files_tactus_render_writes(tactus_cli: str, tmp_path: Path) -> None:
+    audio = tactus.render(SONG, tail=0.5)
+    for name, options in (("a.wav", []), ("b.wav", ["--format", "s24"]), ("c.flac", [])):
+        theirs = tmp_path / ("cli-" + name)
+        subprocess.run([tactus_cli, "render", str(SONG), "-o", str(theirs), "--instrument", "builtin", "--tail", "0.5", "--quiet", *options],
+                       check=True, capture_output=True)
+        ours = tmp_path / name
+        tactus.write_audio(ours, audio, format=options[1] if options else None)
+        assert ours.read_bytes() == theirs.read_bytes(), name
+    mono = tmp_path / "mono.wav"
+    tactus.write_audio(mono, audio[:, 0], format="f32")
+    rate, samples = read_f32_wav(mono)
+    assert rate == 44100 and np.array_equal(samples.reshape(-1), audio[:, 0])
+    with pytest.raises(tactus.InvalidArgumentError, match="unknown format 'mp3'"):
+        tactus.write_audio(tmp_path / "x.wav", audio, format="mp3")
+    with pytest.raises(tactus.InvalidArgumentError, match="48000 Hz"):
+        tactus.write_audio(tmp_path / "x.opus", audio, sample_rate=44100)
+    with pytest.raises(tactus.InvalidArgumentError, match="neither"):
+        tactus.write_audio(tmp_path / "x.wav", np.zeros((4, 3), np.float32))
+    with pytest.raises(tactus.WriteError, match="missing"):
+        tactus.write_audio(tmp_path / "missing" / "x.wav", audio)
+    assert not (tmp_path / "x.wav").exists()
+
+
 def test_render_is_identical_across_runs() -> None:
     score = tactus.Score(SONG)
     assert np.array_equal(tactus.render(score, tail=0.5), tactus.render(score, tail=0.5))

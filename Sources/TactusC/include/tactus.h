@@ -146,6 +146,13 @@ int32_t tactus_render_copy(const TactusRender *render, float *buffer, int64_t ca
  * copy of the audio); afterwards the render holds no audio. */
 int32_t tactus_render_take(TactusRender *render, float *buffer, int64_t capacity_frames);
 int32_t tactus_render_free(TactusRender *render);
+/* Writes float audio (channels 1, or 2 interleaved) as `tactus render -o PATH --format FORMAT`
+ * writes: format is the CLI's --format text ("s24", "flac", "flac,s24", "ogg", "opus"...) or
+ * NULL for the path's extension (WAV s16 without one). sample_rate: 44100, 48000 or 96000
+ * (Opus: 48000). FLAC, Ogg and Opus load libsndfile at run time. Through a temporary file
+ * renamed into place; TACTUS_ERROR_WRITE_FAILED when it cannot be written. */
+int32_t tactus_write_audio(const float *samples, int64_t frames, int32_t channels, int32_t sample_rate, const char *path,
+                           const char *format);
 
 /* Training data: stems and note labels, as `tactus render --stems DIR --stems-by track|class
  * --labels FILE` writes them. Track numbers are file track indices (as for the notes). */
