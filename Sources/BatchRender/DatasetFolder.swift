@@ -100,9 +100,7 @@ extension FileRender {
         for stem in stems {
             if let failure = renderStem(stem, path: staging.file("stems/\(stem.name).\(fileExtension)"), mix: mix) { return failure }
         }
-        var stemOfTrack: [Int: String] = [:]
-        for stem in stems { for track in stem.tracks { stemOfTrack[track] = stem.name } }
-        let labels = schedule.noteLabels { stemOfTrack[$0] }
+        let labels = schedule.noteLabels(stems: stems)
         var files: [(String, [UInt8])] = [
             ("labels.json", NoteLabel.json(labels, sampleRate: settings.sampleRate, augmentation: augmentation?.description)),
             ("labels.npz", NoteLabel.npz(labels, sampleRate: settings.sampleRate, stemNames: stems.map(\.name),

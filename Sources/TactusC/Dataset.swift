@@ -198,11 +198,7 @@ public func tactus_score_augmentation(_ score: OpaquePointer?, _ buffer: UnsafeM
 /// when `by` is a grouping (negative: none).
 private func noteLabels(_ box: ScoreBox, sampleRate: Int32, by: Int32) throws(CFailure) -> [NoteLabel] {
     try RenderRequest.checkSampleRate(sampleRate)
-    let sequence = try box.playedSequence()
-    var stemOfTrack: [Int: String] = [:]
-    if by >= 0 {
-        for stem in try box.stems(by: by) { for track in stem.tracks { stemOfTrack[track] = stem.name } }
-    }
-    let schedule = Schedule(sequence: sequence, sampleRate: Int(sampleRate), defaultNode: DefaultGraph.instrumentID)
-    return schedule.noteLabels { stemOfTrack[$0] }
+    let stems = by >= 0 ? try box.stems(by: by) : []
+    let schedule = Schedule(sequence: try box.playedSequence(), sampleRate: Int(sampleRate), defaultNode: DefaultGraph.instrumentID)
+    return schedule.noteLabels(stems: stems)
 }

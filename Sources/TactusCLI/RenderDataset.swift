@@ -166,9 +166,7 @@ func renderDataset(_ sequence: MusicSequence, source: String, output: String, se
         }
         if let labelsPath = options.labelsPath {
             let schedule = Schedule(sequence: sequence, sampleRate: settings.sampleRate, defaultNode: DefaultGraph.instrumentID)
-            var stemOfTrack: [Int: String] = [:]
-            for stem in stems { for track in stem.tracks { stemOfTrack[track] = stem.name } }
-            let labels = schedule.noteLabels { stemOfTrack[$0] }
+            let labels = schedule.noteLabels(stems: stems)
             do {
                 let bytes = labelsPath.lowercased().hasSuffix(".npz")
                     ? NoteLabel.npz(labels, sampleRate: settings.sampleRate, stemNames: stems.map(\.name), augmentation: augmentation?.description)
