@@ -112,7 +112,8 @@ struct AugmentationCLITests {
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("batch").path))
     }
 
-    @Test("reverb=0 and chorus=0 render what --no-reverb and --no-chorus render; programs=1 swaps every program within its family and leaves the drums; the effect knobs are refused with an LV2 instrument")
+    @Test("reverb=0 and chorus=0 render what --no-reverb and --no-chorus render; programs=1 swaps every program within its family and leaves the drums; the effect knobs are refused with an LV2 instrument",
+          .enabled(if: FileManager.default.fileExists(atPath: StemsCLITests.bank), "needs /usr/share/sounds/sf2/TimGM6mb.sf2 (Debian package timgm6mb-soundfont)"))
     func effectsAndPrograms() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
