@@ -115,12 +115,9 @@ extension FileRender {
             return (Code.dataError, "\(entry.input.path): \(error)", .failed)
         }
         for (name, bytes) in files {
-            do throws(OutputFileError) {
+            do {
                 let file = try OutputFile(path: staging.file(name))
-                let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
-                defer { raw.deallocate() }
-                raw.copyBytes(from: bytes)
-                try file.write(UnsafeRawBufferPointer(raw))
+                try bytes.withUnsafeBytes { try file.write($0) }
                 try file.commit()
             } catch {
                 return (Code.cannotCreate, "\(staging.destination)/\(name): \(error)", .failed)

@@ -42,18 +42,6 @@ extension Schedule {
     /// The frames are the schedule's own, from the same tempo map the engine plays, so they
     /// are the output frames of a render from the start at rate 1 without a loop.
     public func noteLabels(stemOfTrack: (Int) -> String? = { _ in nil }) -> [NoteLabel] {
-        noteLabelsNamingStems(stemOfTrack)
-    }
-
-    /// ``noteLabels(stemOfTrack:)`` with each note's stem looked up in `stems` (the stems of
-    /// the scheduled sequence): what `tactus render --labels` writes beside `--stems`.
-    public func noteLabels(stems: [Stem]) -> [NoteLabel] {
-        var stemOfTrack: [Int: String] = [:]
-        for stem in stems { for track in stem.tracks { stemOfTrack[track] = stem.name } }
-        return noteLabelsNamingStems { stemOfTrack[$0] }
-    }
-
-    private func noteLabelsNamingStems(_ stemOfTrack: (Int) -> String?) -> [NoteLabel] {
         var programs = [UInt8](repeating: 0, count: 16)
         var banks = [Int](repeating: 0, count: 16)
         var labels: [NoteLabel] = []
@@ -87,6 +75,16 @@ extension Schedule {
             }
         }
         return labels
+    }
+}
+
+extension Schedule {
+    /// ``noteLabels(stemOfTrack:)`` with each note's stem looked up in `stems` (the stems of
+    /// the scheduled sequence): what `tactus render --labels` writes beside `--stems`.
+    public func noteLabels(stems: [Stem]) -> [NoteLabel] {
+        var stemOfTrack: [Int: String] = [:]
+        for stem in stems { for track in stem.tracks { stemOfTrack[track] = stem.name } }
+        return noteLabels { stemOfTrack[$0] }
     }
 }
 
