@@ -14,8 +14,9 @@ trap 'rm -f "$log"' EXIT
 quiet() {
   cat > "$log"
   grep -E "Test run with|✘|ERROR: (Address|Thread|Leak)Sanitizer|WARNING: ThreadSanitizer|SUMMARY: " "$log" | head -60
-  # The first sanitizer report whole, so a CI log shows both accesses and their stacks.
-  awk '/^(WARNING|ERROR): .*Sanitizer/ {show = 1} show {print} /^SUMMARY: / && show {exit}' "$log" | head -80
+  # The first sanitizer report whole, so a CI log shows both accesses and their stacks. A
+  # report's first line may carry the process id first (AddressSanitizer's "==PID==ERROR:").
+  awk '/^(==[0-9]+==)?(WARNING|ERROR): .*Sanitizer/ {show = 1} show {print} /^SUMMARY: / && show {exit}' "$log" | head -80
 }
 for kind in "${kinds[@]}"; do
   case "$kind" in
