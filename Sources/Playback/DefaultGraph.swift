@@ -15,7 +15,8 @@ public enum DefaultInstrument {
 
 /// The graph Apple's MusicSequence builds when a MIDI file is loaded: one General MIDI
 /// instrument, then a limiter, then the output. Every track without a destination plays the
-/// instrument.
+/// instrument. Effects given to ``init(instrument:effects:)`` sit between the instrument and
+/// the limiter, in order, so the limiter still guards the output.
 public struct DefaultGraph {
     /// Node identifier of the instrument.
     public static let instrumentID: UInt32 = 1
@@ -23,6 +24,8 @@ public struct DefaultGraph {
     public static let limiterID: UInt32 = 2
     /// Node identifier of the output.
     public static let outputID: UInt32 = 3
+    /// Node identifier of the first effect; the next ones follow (4, 5, ...).
+    public static let firstEffectID: UInt32 = 4
 
     /// The graph under construction; add nodes to it before compiling if tracks name them.
     public let graph: AudioGraph
@@ -35,8 +38,10 @@ public struct DefaultGraph {
     /// The limiter before the output (its input gain is the render gain).
     public let limiter: LimiterNode
 
-    /// Builds the default graph around `instrument` (the built-in synthesizer unless told).
-    public init(instrument choice: DefaultInstrument = .builtIn) {
+    /// Builds the default graph around `instrument` (the built-in synthesizer unless told),
+    /// with `effects` (nodes with one input bus: hosted LV2 effects, a reverb) chained after
+    /// it, before the limiter.
+    public init(instrument choice: DefaultInstrument = .builtIn, effects: [any AudioNode] = []) {
         graph = AudioGraph()
         switch choice {
         case .builtIn:
@@ -57,8 +62,16 @@ public struct DefaultGraph {
         graph.add(instrument, id: Self.instrumentID)
         graph.add(limiter, id: Self.limiterID)
         graph.add(OutputNode(), id: Self.outputID)
-        // The three nodes exist, so these connections cannot fail.
-        try! graph.connect(Self.instrumentID, to: Self.limiterID)
+        var previous = Self.instrumentID
+        for (offset, effect) in effects.enumerated() {
+            let id = Self.firstEffectID + UInt32(offset)
+            graph.add(effect, id: id)
+            // Both nodes exist, so the connection cannot fail.
+            try! graph.connect(previous, to: id)
+            previous = id
+        }
+        // The nodes exist, so these connections cannot fail.
+        try! graph.connect(previous, to: Self.limiterID)
         try! graph.connect(Self.limiterID, to: Self.outputID)
     }
 

@@ -18,9 +18,14 @@ struct InstrumentOptions: ParsableArguments {
                                valueName: "FILE"))
     var soundFont: String?
 
-    @Option(help: ArgumentHelp("'builtin' for the built-in synthesizer whatever banks are installed, or a JSON audio-file patch, an SFZ instrument or an installed LV2 instrument (lv2:URI, see tactus info --plugins) to play on every channel.",
-                               valueName: "builtin|PATCH.json|FILE.sfz|lv2:URI"))
+    @Option(help: ArgumentHelp("'builtin' for the built-in synthesizer whatever banks are installed, or a JSON audio-file patch, an SFZ instrument or an installed LV2 instrument (lv2:URI, see tactus info --plugins; control settings follow as ,SYMBOL=VALUE) to play on every channel.",
+                               valueName: "builtin|PATCH.json|FILE.sfz|lv2:URI[,SYMBOL=VALUE...]"))
     var instrument: String?
+
+    @Option(name: .customLong("effect"),
+            help: ArgumentHelp("An installed LV2 effect the instrument plays through, before the limiter (lv2:URI, see tactus info --plugins; control settings follow as ,SYMBOL=VALUE). Repeat for a chain, in order.",
+                               valueName: "lv2:URI[,SYMBOL=VALUE...]"))
+    var effects: [String] = []
 
     @Option(name: .customLong("sample-memory"),
             help: ArgumentHelp("Most MiB of decoded samples an SFZ instrument may take (1...65536; default 1024).", valueName: "MIB"))
@@ -63,8 +68,11 @@ struct InstrumentOptions: ParsableArguments {
     /// The plugin URI of `--instrument lv2:URI`, if that is what was given.
     var lv2PluginURI: String? {
         guard let instrument, instrument.hasPrefix(Self.lv2Prefix) else { return nil }
-        return String(instrument.dropFirst(Self.lv2Prefix.count))
+        return (try? LV2PluginSpec.parse(instrument, option: "--instrument"))??.uri ?? ""
     }
+
+    /// Whether an LV2 plugin plays or processes the song (`--instrument lv2:` or `--effect`).
+    var usesLV2Plugins: Bool { lv2PluginURI != nil || !effects.isEmpty }
 }
 
 /// What plays the tracks, and a few words saying so.
@@ -81,28 +89,45 @@ struct InstrumentChoice {
     var outputGain = 0.0
     /// An LV2 instrument, played through a graph of its own instead of `instrument`.
     var plugin: LV2PluginNode?
+    /// The `--effect` chain, in order, between the instrument and the limiter.
+    var effects: [LV2PluginNode] = []
     /// The `--tuning` the instrument plays in, for fresh instruments of the same choice.
     var tuning: KeyboardTuning?
 
-    /// A session playing `sequence` through this instrument: the default graph, or for an LV2
-    /// instrument the graph plugin, limiter (with the options' gain), output.
+    /// A session playing `sequence` through this instrument and the effects: the default
+    /// graph, or for an LV2 instrument the graph plugin, effects, limiter (with the options'
+    /// gain), output.
     func makeSession(sequence: MusicSequence, options: PlaybackSession.Options,
                      observer: (any PlaybackSessionObserver)?) throws(PlaybackSessionError) -> PlaybackSession {
         guard let plugin else {
             var options = options
             options.instrument = .custom(instrument)
+            options.effects = effects
             return try PlaybackSession(sequence: sequence, options: options, observer: observer)
         }
         let graph = AudioGraph()
         let pluginID = graph.add(plugin)
+        var previous = pluginID
+        for effect in effects {
+            let id = graph.add(effect)
+            // Both nodes exist, so the connection cannot fail.
+            try! graph.connect(previous, to: id)
+            previous = id
+        }
         let limiter = LimiterNode()
         limiter.setParameter(LimiterNode.Parameter.inputGain, value: options.gainDecibels)
         let limiterID = graph.add(limiter)
         let outputID = graph.add(OutputNode())
-        // The three nodes exist, so these connections cannot fail.
-        try! graph.connect(pluginID, to: limiterID)
+        // The nodes exist, so these connections cannot fail.
+        try! graph.connect(previous, to: limiterID)
         try! graph.connect(limiterID, to: outputID)
         return try PlaybackSession(sequence: sequence, graph: graph, defaultNode: pluginID, options: options, observer: observer)
+    }
+
+    /// Flushes the log lines the plugins wrote while rendering to their handlers.
+    func flushPluginLogs() {
+        plugin?.flushLog()
+        for effect in effects { effect.flushLog() }
     }
 }
 
@@ -151,8 +176,15 @@ extension InstrumentOptions {
            !instrument.lowercased().hasSuffix(".sfz"), lv2PluginURI == nil {
             throw usage("--instrument takes 'builtin', a JSON patch file, an SFZ file or lv2:URI, not '\(instrument)'")
         }
-        if lv2PluginURI?.isEmpty == true {
-            throw usage("--instrument lv2: needs a plugin URI (see tactus info --plugins)")
+        do {
+            if let instrument { _ = try LV2PluginSpec.parse(instrument, option: "--instrument") }
+            for effect in effects {
+                guard try LV2PluginSpec.parse(effect, option: "--effect") != nil else {
+                    throw usage("--effect takes an installed LV2 effect as lv2:URI (see tactus info --plugins), not '\(effect)'")
+                }
+            }
+        } catch let error as LV2PluginSpec.SpecError {
+            throw usage(error.message)
         }
         if lv2PluginURI != nil, noReverb || noChorus || polyphony != nil {
             throw usage("--no-reverb, --no-chorus and --polyphony set the sampler; an LV2 instrument has its own controls")
@@ -181,7 +213,15 @@ extension InstrumentOptions {
     /// as `tactus info` does.
     func choose(input: InputOptions, song: String? = nil) throws -> InstrumentChoice {
         let tuning = try loadTuning()
-        var choice = try chooseUntuned(input: input, song: song)
+        var catalogue: LV2Catalogue?
+        var choice = try chooseUntuned(input: input, song: song, catalogue: &catalogue)
+        for effect in effects {
+            // validate(file:) has parsed each one.
+            let spec = try! LV2PluginSpec.parse(effect, option: "--effect")!
+            let node = try loadPlugin(spec, kind: .effect, input: input, file: song, catalogue: &catalogue)
+            choice.effects.append(node)
+            choice.description += ", through LV2 effect \(node.name)"
+        }
         guard let tuning, let files = tuningFiles, choice.plugin == nil else { return choice }
         choice.tuning = tuning
         switch choice.instrument {
@@ -213,12 +253,13 @@ extension InstrumentOptions {
         return .synthesizer(synth)
     }
 
-    private func chooseUntuned(input: InputOptions, song: String?) throws -> InstrumentChoice {
+    private func chooseUntuned(input: InputOptions, song: String?, catalogue: inout LV2Catalogue?) throws -> InstrumentChoice {
         if instrument == Self.builtInSpelling {
             return InstrumentChoice(instrument: .builtIn, description: "built-in synthesizer")
         }
-        if let uri = lv2PluginURI {
-            return try loadPlugin(uri, input: input)
+        if let instrument, let spec = try? LV2PluginSpec.parse(instrument, option: "--instrument") {
+            let node = try loadPlugin(spec, kind: .instrument, input: input, file: song, catalogue: &catalogue)
+            return InstrumentChoice(instrument: .builtIn, description: "LV2 instrument \(node.info.name) (\(spec.uri))", plugin: node)
         }
         if let path = instrument, path.lowercased().hasSuffix(".sfz") {
             return try loadSFZ(path, input: input)
@@ -265,8 +306,8 @@ extension InstrumentOptions {
     /// As ``choose(input:)``, but a maker of fresh instruments for a batch, where every file
     /// needs its own sampler (voices and effects keep state) over the one loaded bank.
     func chooseFactory(input: InputOptions) throws -> (String, @Sendable () throws -> DefaultInstrument) {
-        if lv2PluginURI != nil {
-            printError("--instrument \(instrument ?? ""): batch renders through LV2 plugins are not supported yet; render one file at a time")
+        if usesLV2Plugins {
+            printError("\(lv2PluginURI != nil ? "--instrument \(instrument ?? "")" : "--effect \(effects[0])"): batch renders through LV2 plugins are not supported yet; render one file at a time")
             throw ExitCode(ExitStatus.usage)
         }
         let choice = try choose(input: input)
@@ -281,36 +322,52 @@ extension InstrumentOptions {
         return (choice.description, { .sampler(options.makeSampler(bank, regionRules: rules, outputGain: gain, tuning: tuning)) })
     }
 
-    /// An installed LV2 instrument: without lilv, a plugin that is not installed (with close
-    /// matches), one that needs features Tactus lacks or that is not an instrument, one line
-    /// and exit 69 (66 for an unknown URI). The plugin's warnings and errors go to standard
-    /// error, one line each (unless --quiet), never to standard output.
-    private func loadPlugin(_ uri: String, input: InputOptions) throws -> InstrumentChoice {
+    /// An installed LV2 instrument or effect with its control settings: without lilv, a plugin
+    /// that is not installed (with close matches), one that needs features Tactus lacks or that
+    /// is not of `kind`, one line and exit 69 (66 for an unknown URI); an unknown control or a
+    /// value out of its range, one line and exit 64. The plugin's warnings and errors go to
+    /// standard error, one line each (unless --quiet), never to standard output.
+    /// `catalogue` is made on first use and shared by the instrument and the effects.
+    private func loadPlugin(_ spec: LV2PluginSpec, kind: LV2PluginInfo.Kind, input: InputOptions, file: String?,
+                            catalogue: inout LV2Catalogue?) throws -> LV2PluginNode {
         let quiet = input.quiet
+        let option = kind == .instrument ? "--instrument" : "--effect"
         func failure(_ error: LV2Error) -> ExitCode {
             printError(error.description)
             return ExitCode(error.isUnavailable ? ExitStatus.unavailable : ExitStatus.noInput)
         }
-        let catalogue: LV2Catalogue, info: LV2PluginInfo
+        let plugins: LV2Catalogue, info: LV2PluginInfo
         do {
-            catalogue = try LV2Catalogue()
-            info = try catalogue.plugin(uri)
+            if let catalogue {
+                plugins = catalogue
+            } else {
+                plugins = try LV2Catalogue()
+                catalogue = plugins
+            }
+            info = try plugins.plugin(spec.uri)
         } catch {
             throw failure(error)
         }
-        guard info.kind == .instrument else {
-            printError("\(info.name) (\(uri)) is an LV2 \(info.kind.rawValue), not an instrument")
+        guard info.kind == kind else {
+            printError("\(info.name) (\(spec.uri)) is an LV2 \(info.kind.rawValue), not an \(kind.rawValue) (\(option))")
             throw ExitCode(ExitStatus.unavailable)
         }
+        let node: LV2PluginNode
         do {
-            let node = try LV2PluginNode(uri: uri, catalogue: catalogue) { plugin, level, message in
+            node = try LV2PluginNode(uri: spec.uri, catalogue: plugins) { plugin, level, message in
                 guard !quiet, level.rawValue >= LV2LogLevel.warning.rawValue else { return }
                 printError("\(plugin): \(level == .error ? "error" : "warning"): \(message)")
             }
-            return InstrumentChoice(instrument: .builtIn, description: "LV2 instrument \(info.name) (\(uri))", plugin: node)
         } catch {
             throw failure(error)
         }
+        do {
+            try spec.apply(to: node, option: option)
+        } catch {
+            printError((file.map { "\($0): " } ?? "") + error.message)
+            throw ExitCode(ExitStatus.usage)
+        }
+        return node
     }
 
     /// An SFZ instrument: its bank, its warnings printed one line each (unless --quiet; with

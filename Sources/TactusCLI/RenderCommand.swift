@@ -231,7 +231,7 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     // Hosted plugins print debugging text with printf (MDA Piano does when it steals
     // voices): while one renders, standard output is standard error, so nothing but what
     // Tactus writes reaches it (the writer holds its own duplicate of the real one for -o -).
-    let diversion = settings.instrument.plugin != nil ? StandardOutputDiversion() : nil
+    let diversion = settings.instrument.plugin != nil || !settings.instrument.effects.isEmpty ? StandardOutputDiversion() : nil
     defer { diversion?.end() }
     do {
         try session.start(on: backend)
@@ -264,7 +264,7 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     }
     if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     // Lines a hosted plugin logged while rendering were held back from the render thread.
-    settings.instrument.plugin?.flushLog()
+    settings.instrument.flushPluginLogs()
     let elapsed = clock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     let statistics = RenderStatistics(frameCount: summary.framesPlayed, peak: backend.peak, sampleRate: settings.sampleRate)

@@ -78,7 +78,7 @@ struct DatasetOptions: ParsableArguments {
         guard layout == "slakh" else { throw usage("--layout '\(layout)' is not 'slakh'") }
         guard let grouping else { throw usage("--stems-by '\(stemsBy)' is not 'track' or 'class'") }
         if isUsed { throw usage("--layout slakh places stems and labels in each input's folder; leave out --stems and --labels") }
-        if instrument.lv2PluginURI != nil { throw usage("stems through an LV2 instrument are not supported yet") }
+        if instrument.usesLV2Plugins { throw usage("stems through LV2 plugins are not supported yet") }
         return DatasetLayout(grouping: grouping)
     }
 
@@ -103,8 +103,8 @@ struct DatasetOptions: ParsableArguments {
             printError("\(output): --stems and --labels need the mix in a file, not standard output")
             throw ExitCode(ExitStatus.usage)
         }
-        if instrument.lv2PluginURI != nil && stemsDirectory != nil {
-            printError("\(output): stems through an LV2 instrument are not supported yet")
+        if instrument.usesLV2Plugins && stemsDirectory != nil {
+            printError("\(output): stems through LV2 plugins are not supported yet")
             throw ExitCode(ExitStatus.usage)
         }
         // Labels count output frames from the song's start at rate 1; a transport that moves

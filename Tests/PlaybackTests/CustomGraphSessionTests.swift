@@ -89,6 +89,30 @@ import Testing
         #expect(left.count == end + 8_820)
     }
 
+    /// `Options.effects` chain nodes between the default graph's instrument and its limiter:
+    /// a gain stage of -6.02 dB halves every sample of the built-in synthesizer's render (which
+    /// stays below the limiter's ceiling, so the limiter passes it unchanged).
+    @Test func theDefaultGraphPlaysTheInstrumentThroughTheEffectsGiven() async throws {
+        func render(effects: [any AudioNode]) async throws -> [Float] {
+            var options = PlaybackSession.Options(instrument: .builtIn, tailSeconds: 0.2)
+            options.effects = effects
+            let session = try PlaybackSession(sequence: Self.song(), options: options)
+            let backend = OfflineBackend(destination: .memory, blockSize: 65)
+            try session.start(on: backend)
+            _ = try await session.finished()
+            return backend.samples.left
+        }
+        let dry = try await render(effects: [])
+        let halved = try await render(effects: [GainNode(decibels: 20 * log10(0.5))])
+        #expect(dry.count == halved.count)
+        #expect(dry.contains { abs($0) > 0.01 })
+        let worst = zip(dry, halved).map { abs($0 * 0.5 - $1) }.max() ?? 1
+        #expect(worst < 1e-6, "largest difference from half the dry render: \(worst)")
+        // Two stages in order: -6.02 dB then +6.02 dB gives the dry render back.
+        let restored = try await render(effects: [GainNode(decibels: 20 * log10(0.5)), GainNode(decibels: 20 * log10(2))])
+        #expect(zip(dry, restored).allSatisfy { abs($0 - $1) < 1e-6 })
+    }
+
     @Test func aTrackRoutedToANodeThatIsNotInTheGraphIsRefusedAtTheStart() throws {
         var sequence = Self.song()
         sequence.tracks.append(MusicTrack())

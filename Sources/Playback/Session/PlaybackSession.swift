@@ -31,6 +31,11 @@ public final class PlaybackSession: @unchecked Sendable {
         public var instrument: SessionInstrument
         /// Gain in decibels before the limiter.
         public var gainDecibels: Float
+        /// Effects the default graph plays the instrument through, in order, before the
+        /// limiter (nodes with one input bus, such as hosted LV2 effects). A program's own
+        /// graph (``PlaybackSession/init(sequence:graph:defaultNode:options:observer:)``) has
+        /// its effects in it and ignores these.
+        public var effects: [any AudioNode] = []
         /// What plays after the end, for releases and reverb: a fixed time, or until the
         /// sound has died away. Nil (the default) leaves it to the backend: until silent
         /// (``RenderTail/automatic``, as `tactus render`) on a backend that renders as fast as
@@ -342,7 +347,7 @@ public final class PlaybackSession: @unchecked Sendable {
                 throw .graph(reason: "node \(taken.id) is reserved for the MIDI port taps; number the graph's nodes below \(Self.firstPortTapID)")
             }
         } else {
-            let defaults = DefaultGraph(instrument: instrument ?? .builtIn)
+            let defaults = DefaultGraph(instrument: instrument ?? .builtIn, effects: options.effects)
             defaults.limiter.setParameter(LimiterNode.Parameter.inputGain, value: options.gainDecibels)
             graph = defaults.graph
             defaultNode = DefaultGraph.instrumentID
