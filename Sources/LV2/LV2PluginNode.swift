@@ -31,7 +31,9 @@ import Glibc
 /// name (``parameterID(for:)`` also takes the port's symbol), with the declared range and
 /// default. Values, glides and ramps follow the node's absolute frames, and the plugin reads
 /// them once per slice: the value the parameter has at the slice's last frame (grid
-/// resolution). A plugin's own reported latency is not compensated yet.
+/// resolution: a ramp reaches the plugin as a staircase of 64-frame steps, each the ramp's
+/// value at the step's last frame).
+/// A plugin's own reported latency is not compensated yet.
 ///
 /// Rendering takes no lock, allocates nothing and does no I/O in Tactus's code; the plugin's
 /// `run` is the plugin's own. The worker runs synchronously after each `run` (see the
@@ -276,7 +278,15 @@ public final class LV2PluginNode: ParameterizedNode {
             }
             (output.left + done).update(from: delayedLeft + filled, count: count)
             (output.right + done).update(from: delayedRight + filled, count: count)
-            parameters.step(frames: count)
+            if filled + count == grid {
+                // The plugin reads each control once per slice: its value at the slice's
+                // last frame, before the step to the next slice's first.
+                parameters.step(frames: count - 1)
+                latchControls()
+                parameters.step(frames: 1)
+            } else {
+                parameters.step(frames: count)
+            }
             filled += count
             done += count
             if filled == grid {
@@ -434,6 +444,13 @@ public final class LV2PluginNode: ParameterizedNode {
         eventCount = 0
     }
 
+    /// Copies the parameters' current values into the control ports the plugin reads.
+    private func latchControls() {
+        for i in 0..<controlInputPorts.count {
+            if let value = parameters.current(controlInputPorts[i].port) { controls[controlInputPorts[i].slot] = value }
+        }
+    }
+
     private func runSlice() {
         writeEvents()
         guard let instance else {
@@ -443,9 +460,6 @@ public final class LV2PluginNode: ParameterizedNode {
         }
         // Index loops: in unoptimized builds, iterating an array of tuples or pointers with
         // for-in allocates.
-        for i in 0..<controlInputPorts.count {
-            if let value = parameters.current(controlInputPorts[i].port) { controls[controlInputPorts[i].slot] = value }
-        }
         for i in 0..<atomInputs.count {
             let sequence = atomInputs[i].buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
             sequence.pointee.atom = LV2_Atom(size: UInt32(MemoryLayout<LV2_Atom_Sequence_Body>.size), type: features.atomSequence)
