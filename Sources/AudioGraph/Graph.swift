@@ -279,6 +279,8 @@ public final class CompiledGraph {
             node.setParameter(id, value: value, scope: scope, element: element)
         case .parameterRamp(let id, let scope, let element, let ramp):
             node.rampParameter(id, ramp: ramp, scope: scope, element: element)
+        case .transport(let position):
+            node.transportChanged(position, atFrame: frame)
         }
     }
 

@@ -164,6 +164,45 @@ public protocol AudioNode: AnyObject {
     /// Computes `frameCount` frames starting at absolute frame `startFrame` into `output`,
     /// reading `inputs` (one per input bus, already summed when several sources feed a bus).
     func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer)
+    /// Whether the node wants to hear where the song is (``transportChanged(_:atFrame:)``):
+    /// a tempo-synced effect, a hosted plugin that reads LV2's `time:Position`. False for most.
+    var followsTransport: Bool { get }
+    /// Takes the transport's state at absolute frame `frame` (the frame the next `render`
+    /// starts at): sent to nodes that follow the transport when playback starts, stops,
+    /// locates, loops or changes rate, and at every tempo and time signature change.
+    func transportChanged(_ position: TransportPosition, atFrame frame: Int64)
+}
+
+/// Where the song is and how it moves, as a host tells plugins (LV2's `time:Position`).
+@frozen
+public struct TransportPosition: Sendable, Hashable {
+    /// The song's position in frames at the play rate of 1 (where the transport is).
+    public var songFrame: Int64
+    /// How fast the song plays: 0 while stopped, else the play rate (1 normally).
+    public var speed: Float
+    /// The bar, counted from 0.
+    public var bar: Int64
+    /// Beats (of ``beatUnit``) since the bar's start, with the fraction.
+    public var barBeat: Double
+    /// Beats in a bar: the time signature's numerator.
+    public var beatsPerBar: Float
+    /// The note value of a beat: the time signature's denominator (4 for a quarter).
+    public var beatUnit: Int32
+    /// The tempo in beats of ``beatUnit`` per minute at speed 1 (a MIDI file's quarter-note
+    /// tempo times `beatUnit / 4`).
+    public var beatsPerMinute: Double
+
+    /// Creates a position.
+    public init(songFrame: Int64, speed: Float, bar: Int64, barBeat: Double, beatsPerBar: Float, beatUnit: Int32,
+                beatsPerMinute: Double) {
+        self.songFrame = songFrame
+        self.speed = speed
+        self.bar = bar
+        self.barBeat = barBeat
+        self.beatsPerBar = beatsPerBar
+        self.beatUnit = beatUnit
+        self.beatsPerMinute = beatsPerMinute
+    }
 }
 
 extension AudioNode {
@@ -173,6 +212,10 @@ extension AudioNode {
     public func receive(_ message: MIDIMessage, atFrame frame: Int64) {}
     /// Nodes that do not understand system exclusive ignore it.
     public func receiveSystemExclusive(_ bytes: UnsafeBufferPointer<UInt8>, atFrame frame: Int64) {}
+    /// Most nodes play the same whatever the song's position.
+    public var followsTransport: Bool { false }
+    /// Nodes that do not follow the transport ignore it.
+    public func transportChanged(_ position: TransportPosition, atFrame frame: Int64) {}
     /// A node that cannot follow a ramp jumps to its end value at once.
     public func rampParameter(_ id: UInt32, ramp: ParameterRamp, scope: AudioParameterScope, element: UInt32) {
         setParameter(id, value: ramp.end, scope: scope, element: element)
@@ -207,6 +250,8 @@ public enum NodeEvent: Sendable, Hashable {
     case parameter(id: UInt32, scope: AudioParameterScope, element: UInt32, value: Float)
     /// A parameter ramp starting at the event's frame.
     case parameterRamp(id: UInt32, scope: AudioParameterScope, element: UInt32, ramp: ParameterRamp)
+    /// The transport's state, for a node that follows it.
+    case transport(TransportPosition)
 }
 
 /// An event addressed to a node of a compiled graph at a frame offset inside a render call.

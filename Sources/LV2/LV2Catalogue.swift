@@ -30,6 +30,8 @@ public struct LV2PortInfo: Sendable, Hashable {
     public var isOptional: Bool
     /// For an atom port: whether it takes MIDI events.
     public var supportsMIDI: Bool
+    /// For an atom input: whether it takes the transport's position (`time:Position`).
+    public var supportsTimePosition = false
     /// For an atom port: the buffer size in bytes the plugin asks for (`rsz:minimumSize`).
     public var minimumSize: Int?
     /// For a control port: the declared default, minimum and maximum.
@@ -225,6 +227,7 @@ public final class LV2Catalogue {
                                isInteger: has(uris.integer), isSampleRateRelative: has(uris.sampleRate))
         if kind == .atom {
             info.supportsMIDI = lilv_port_supports_event(plugin, port, uris.midiEvent)
+            info.supportsTimePosition = lilv_port_supports_event(plugin, port, uris.timePosition)
             if let size = lilv_port_get(plugin, port, uris.minimumSize) {
                 if lilv_node_is_int(size) { info.minimumSize = Int(lilv_node_as_int(size)) }
                 lilv_node_free(size)
@@ -249,7 +252,7 @@ public final class LV2Catalogue {
 
 /// The class and property nodes the catalogue asks lilv about, made once per load.
 private struct CatalogueURIs {
-    let audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, minimumSize: OpaquePointer
+    let audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, timePosition, minimumSize: OpaquePointer
     let connectionOptional, toggled, integer, sampleRate, rdfType: OpaquePointer
 
     init(world: OpaquePointer) {
@@ -260,6 +263,7 @@ private struct CatalogueURIs {
         cvPort = node(LV2URI.cvPort)
         inputPort = node(LV2URI.inputPort)
         midiEvent = node(LV2URI.midiEvent)
+        timePosition = node(LV2URI.timePosition)
         minimumSize = node(LV2URI.minimumSize)
         connectionOptional = node(LV2URI.connectionOptional)
         toggled = node(LV2URI.toggled)
@@ -269,7 +273,7 @@ private struct CatalogueURIs {
     }
 
     func free() {
-        for node in [audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, minimumSize, connectionOptional, toggled, integer, sampleRate,
+        for node in [audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, timePosition, minimumSize, connectionOptional, toggled, integer, sampleRate,
                      rdfType] {
             lilv_node_free(node)
         }

@@ -38,6 +38,8 @@ final class LV2HostFeatures {
 
     /// URIDs the node uses on the audio thread, mapped up front.
     let atomSequence: LV2_URID, atomChunk: LV2_URID, midiEvent: LV2_URID
+    /// The URIDs of a `time:Position` object and its properties' types.
+    let time: LV2TimeURIDs
 
     init(plugin: String, sampleRate: Double, blockLength: Int, sequenceSize: Int, logHandler: LV2LogHandler?) {
         guard let map = tactus_urid_map_new() else { fatalError("out of memory for the URID map") }
@@ -48,6 +50,11 @@ final class LV2HostFeatures {
         atomSequence = urid(LV2URI.atomSequence)
         atomChunk = urid(LV2URI.atomChunk)
         midiEvent = urid(LV2URI.midiEvent)
+        time = LV2TimeURIDs(object: urid(LV2URI.atomObject), long: urid(LV2URI.atomLong), float: urid(LV2URI.atomFloat),
+                            int: urid(LV2URI.atomInt), position: urid(LV2URI.timePosition), frame: urid(LV2URI.time + "frame"),
+                            speed: urid(LV2URI.time + "speed"), bar: urid(LV2URI.time + "bar"), barBeat: urid(LV2URI.time + "barBeat"),
+                            beatUnit: urid(LV2URI.time + "beatUnit"), beatsPerBar: urid(LV2URI.time + "beatsPerBar"),
+                            beatsPerMinute: urid(LV2URI.time + "beatsPerMinute"))
         for uri in ["http://lv2plug.in/ns/ext/atom#Blank", "http://lv2plug.in/ns/ext/atom#Object", "http://lv2plug.in/ns/ext/atom#Bool",
                     "http://lv2plug.in/ns/ext/atom#Double", "http://lv2plug.in/ns/ext/atom#Long", "http://lv2plug.in/ns/ext/atom#Path",
                     "http://lv2plug.in/ns/ext/atom#String", "http://lv2plug.in/ns/ext/atom#URID", "http://lv2plug.in/ns/ext/atom#Vector",
@@ -272,4 +279,10 @@ private let lv2ScheduleWork: @convention(c) (UnsafeMutableRawPointer?, UInt32, U
 private let lv2WorkerRespond: LV2_Worker_Respond_Function = { handle, size, data in
     guard let handle else { return LV2_Worker_Status(TACTUS_LV2_WORKER_ERR_UNKNOWN) }
     return Unmanaged<LV2Worker>.fromOpaque(handle).takeUnretainedValue().respond(size: size, data: data)
+}
+
+/// The URIDs a `time:Position` object is written with.
+struct LV2TimeURIDs {
+    let object, long, float, int: LV2_URID
+    let position, frame, speed, bar, barBeat, beatUnit, beatsPerBar, beatsPerMinute: LV2_URID
 }

@@ -85,6 +85,18 @@ public final class LV2PluginNode: ParameterizedNode {
     private var eventCount = 0
     /// Events that arrived while the slice's queue was full (dropped).
     public private(set) var droppedEventCount = 0
+    // Transport positions received for the slice being gathered (absolute frame and state),
+    // and the atom input they are written to as `time:Position` objects.
+    private let positionCapacity = 16
+    private let positionFrames: UnsafeMutablePointer<Int64>
+    private let positions: UnsafeMutablePointer<TransportPosition>
+    private var positionCount = 0
+    private let positionTarget: PositionTarget
+    private enum PositionTarget: Equatable {
+        case none
+        case midiPort
+        case atomInput(Int)
+    }
     // Messages (patch:Set) the control side queued for the next slice, already forged.
     private var pendingMessages: UnsafeMutableRawPointer?
     private var pendingMessageBytes = 0
@@ -139,8 +151,17 @@ public final class LV2PluginNode: ParameterizedNode {
         func atomSize(_ port: LV2PortInfo) -> Int { max(Self.minimumAtomBufferSize, port.minimumSize ?? 0) }
         midiCapacity = midiPort.map(atomSize) ?? 0
         midiBuffer = midiPort.map { UnsafeMutableRawPointer.allocate(byteCount: atomSize($0), alignment: 8) }
-        atomInputs = info.ports.filter { $0.kind == .atom && $0.isInput && $0.index != midiPort?.index }
-            .map { (UnsafeMutableRawPointer.allocate(byteCount: atomSize($0), alignment: 8), atomSize($0)) }
+        let otherAtomInputs = info.ports.filter { $0.kind == .atom && $0.isInput && $0.index != midiPort?.index }
+        atomInputs = otherAtomInputs.map { (UnsafeMutableRawPointer.allocate(byteCount: atomSize($0), alignment: 8), atomSize($0)) }
+        if midiPort?.supportsTimePosition == true {
+            positionTarget = .midiPort
+        } else if let index = otherAtomInputs.firstIndex(where: \.supportsTimePosition) {
+            positionTarget = .atomInput(index)
+        } else {
+            positionTarget = .none
+        }
+        positionFrames = .allocate(capacity: positionCapacity)
+        positions = .allocate(capacity: positionCapacity)
         atomOutputs = info.ports.filter { $0.kind == .atom && !$0.isInput }
             .map { (UnsafeMutableRawPointer.allocate(byteCount: atomSize($0), alignment: 8), atomSize($0)) }
         eventFrames = .allocate(capacity: eventCapacity)
@@ -166,6 +187,8 @@ public final class LV2PluginNode: ParameterizedNode {
         atomOutputs.forEach { $0.buffer.deallocate() }
         eventFrames.deallocate()
         eventMessages.deallocate()
+        positionFrames.deallocate()
+        positions.deallocate()
         pendingMessages?.deallocate()
     }
 
@@ -259,6 +282,22 @@ public final class LV2PluginNode: ParameterizedNode {
         eventFrames[eventCount] = frame
         eventMessages[eventCount] = message
         eventCount += 1
+    }
+
+    /// True when the plugin reads the transport's position (an atom input that supports
+    /// `time:Position`, as metronomes, arpeggiators and tempo-synced delays have).
+    public var followsTransport: Bool { positionTarget != .none }
+
+    /// Queues the transport's state for the slice that holds `frame`; the plugin receives it
+    /// as a `time:Position` object (frame, speed, bar, bar beat, beat unit, beats per bar,
+    /// beats per minute) at its exact frame in the slice, before the MIDI events of that frame.
+    public func transportChanged(_ position: TransportPosition, atFrame frame: Int64) {
+        guard positionTarget != .none else { return }
+        // Full (sixteen changes in one slice): the latest state replaces the last queued one.
+        if positionCount == positionCapacity { positionCount -= 1 }
+        positionFrames[positionCount] = frame
+        positions[positionCount] = position
+        positionCount += 1
     }
 
     /// Plays the previous slice's output while gathering this call's frames (and input) into
@@ -390,6 +429,7 @@ public final class LV2PluginNode: ParameterizedNode {
         delayedLeft.update(repeating: 0, count: grid)
         delayedRight.update(repeating: 0, count: grid)
         eventCount = 0
+        positionCount = 0
         nextFrame = -1
     }
 
@@ -405,43 +445,99 @@ public final class LV2PluginNode: ParameterizedNode {
         delayedRight.update(repeating: 0, count: grid)
     }
 
+    /// Writes the slice's MIDI events (and queued messages) into the MIDI port's sequence, and
+    /// its transport positions into the port that takes them, each in frame order.
     private func writeEvents() {
-        guard let midiBuffer else {
-            eventCount = 0
-            return
+        if let midiBuffer {
+            writeSequence(into: midiBuffer, capacity: midiCapacity, midi: true, positions: positionTarget == .midiPort)
         }
-        let sequence = midiBuffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
+        eventCount = 0
+        if case .atomInput = positionTarget {} else { positionCount = 0 }
+    }
+
+    /// Writes an atom sequence into `buffer`: queued messages first (MIDI port only), then MIDI
+    /// events and `time:Position` objects merged by frame, a position before the MIDI events
+    /// of its frame. What does not fit is dropped and counted.
+    private func writeSequence(into buffer: UnsafeMutableRawPointer, capacity: Int, midi: Bool, positions includePositions: Bool) {
+        let sequence = buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
         sequence.pointee.atom.type = features.atomSequence
         sequence.pointee.body = LV2_Atom_Sequence_Body(unit: 0, pad: 0)
         var used = MemoryLayout<LV2_Atom_Sequence>.size
         let eventHeader = MemoryLayout<LV2_Atom_Event_Frames>.size
         // Queued messages go first, at frame 0 (the buffer is handed back on the control side).
-        if let pendingMessages, pendingMessageBytes > 0, used + pendingMessageBytes <= midiCapacity {
-            (midiBuffer + used).copyMemory(from: pendingMessages, byteCount: pendingMessageBytes)
+        if midi, let pendingMessages, pendingMessageBytes > 0, used + pendingMessageBytes <= capacity {
+            (buffer + used).copyMemory(from: pendingMessages, byteCount: pendingMessageBytes)
             used += pendingMessageBytes
             pendingMessageBytes = 0
         }
-        for i in 0..<eventCount {
-            let message = eventMessages[i]
+        var m = midi ? 0 : eventCount, p = includePositions ? 0 : positionCount
+        while m < eventCount || p < positionCount {
+            let positionFirst = p < positionCount && (m == eventCount || positionFrames[p] <= eventFrames[m])
+            // Events arrive in frame order; one from before the slice (only after a jump)
+            // plays at its first frame.
+            let frame = max(0, (positionFirst ? positionFrames[p] : eventFrames[m]) - sliceStart)
+            if positionFirst {
+                let total = eventHeader + Self.positionObjectSize
+                if used + total <= capacity {
+                    writePosition(positions[p], frame: frame, at: buffer + used)
+                    used += total
+                }
+                p += 1
+                continue
+            }
+            let message = eventMessages[m]
+            m += 1
             let size = 1 + message.dataByteCount
             let total = eventHeader + ((size + 7) & ~7)
-            guard used + total <= midiCapacity else {
+            guard used + total <= capacity else {
                 droppedEventCount += 1
                 continue
             }
-            let event = (midiBuffer + used).assumingMemoryBound(to: LV2_Atom_Event_Frames.self)
-            // Events arrive in frame order; one from before the slice (only after a jump)
-            // plays at its first frame.
-            event.pointee.frames = max(0, eventFrames[i] - sliceStart)
+            let event = (buffer + used).assumingMemoryBound(to: LV2_Atom_Event_Frames.self)
+            event.pointee.frames = frame
             event.pointee.body = LV2_Atom(size: UInt32(size), type: features.midiEvent)
-            let bytes = (midiBuffer + used + eventHeader).assumingMemoryBound(to: UInt8.self)
+            let bytes = (buffer + used + eventHeader).assumingMemoryBound(to: UInt8.self)
             bytes[0] = message.status
             bytes[1] = message.data1
             bytes[2] = message.data2
             used += total
         }
+        if includePositions { positionCount = 0 }
         sequence.pointee.atom.size = UInt32(used - MemoryLayout<LV2_Atom>.size)
-        eventCount = 0
+    }
+
+    /// Bytes of a `time:Position` object's body: its id and type, then seven properties of
+    /// 24 bytes each (key, context, the value's atom header, the value padded to 8).
+    private static let positionObjectSize = 8 + 7 * 24
+
+    /// Writes `position` as an event at `frame` whose body is a `time:Position` object.
+    private func writePosition(_ position: TransportPosition, frame: Int64, at start: UnsafeMutableRawPointer) {
+        let uris = features.time
+        start.storeBytes(of: frame, as: Int64.self)
+        start.storeBytes(of: UInt32(Self.positionObjectSize), toByteOffset: 8, as: UInt32.self)
+        start.storeBytes(of: uris.object, toByteOffset: 12, as: UInt32.self)
+        start.storeBytes(of: UInt32(0), toByteOffset: 16, as: UInt32.self)
+        start.storeBytes(of: uris.position, toByteOffset: 20, as: UInt32.self)
+        var property = start + 24
+        Self.writeProperty(uris.frame, type: uris.long, size: 8, bits: UInt64(bitPattern: position.songFrame), at: &property)
+        Self.writeProperty(uris.speed, type: uris.float, size: 4, bits: UInt64(position.speed.bitPattern), at: &property)
+        Self.writeProperty(uris.bar, type: uris.long, size: 8, bits: UInt64(bitPattern: position.bar), at: &property)
+        Self.writeProperty(uris.barBeat, type: uris.float, size: 4, bits: UInt64(Float(position.barBeat).bitPattern), at: &property)
+        Self.writeProperty(uris.beatUnit, type: uris.int, size: 4, bits: UInt64(UInt32(bitPattern: position.beatUnit)), at: &property)
+        Self.writeProperty(uris.beatsPerBar, type: uris.float, size: 4, bits: UInt64(position.beatsPerBar.bitPattern), at: &property)
+        Self.writeProperty(uris.beatsPerMinute, type: uris.float, size: 4, bits: UInt64(Float(position.beatsPerMinute).bitPattern),
+                           at: &property)
+    }
+
+    /// One property of an atom object: key, context, the value's atom header, then the value
+    /// (its low `size` bytes of `bits`, little-endian as x86 and ARM store them) padded to 8.
+    private static func writeProperty(_ key: LV2_URID, type: LV2_URID, size: UInt32, bits: UInt64, at pointer: inout UnsafeMutableRawPointer) {
+        pointer.storeBytes(of: key, as: UInt32.self)
+        pointer.storeBytes(of: UInt32(0), toByteOffset: 4, as: UInt32.self)
+        pointer.storeBytes(of: size, toByteOffset: 8, as: UInt32.self)
+        pointer.storeBytes(of: type, toByteOffset: 12, as: UInt32.self)
+        pointer.storeBytes(of: bits, toByteOffset: 16, as: UInt64.self)
+        pointer += 24
     }
 
     /// Copies the parameters' current values into the control ports the plugin reads.
@@ -461,6 +557,10 @@ public final class LV2PluginNode: ParameterizedNode {
         // Index loops: in unoptimized builds, iterating an array of tuples or pointers with
         // for-in allocates.
         for i in 0..<atomInputs.count {
+            if case .atomInput(i) = positionTarget {
+                writeSequence(into: atomInputs[i].buffer, capacity: atomInputs[i].capacity, midi: false, positions: true)
+                continue
+            }
             let sequence = atomInputs[i].buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
             sequence.pointee.atom = LV2_Atom(size: UInt32(MemoryLayout<LV2_Atom_Sequence_Body>.size), type: features.atomSequence)
             sequence.pointee.body = LV2_Atom_Sequence_Body(unit: 0, pad: 0)

@@ -115,6 +115,13 @@ public final class Engine: @unchecked Sendable {
     private var loop: TransportLoop?
     private var endFrame: Int64 = .max
     private var endInclusive = true
+    // Nodes that follow the transport, by index; the next tempo or time signature change to
+    // tell them; whether they must hear the transport's state before the next frame renders
+    // (after a start, stop, locate, loop jump, rate change or new schedule).
+    private let transportNodes: UnsafeMutablePointer<Int>
+    private let transportNodeCount: Int
+    private var transportCursor = 0
+    private var transportNoticePending = true
 
     private let eventBuffer: UnsafeMutablePointer<GraphEvent>
     private let eventCapacity: Int
@@ -176,6 +183,12 @@ public final class Engine: @unchecked Sendable {
         pedalDown.initialize(repeating: false, count: nodeCount * 16)
         retiringCapacity = commands.capacity + 1
         retiring = .allocate(capacity: retiringCapacity)
+        // A graph call carries at most `eventCapacity` events, and every follower hears a
+        // change in the same call: followers past that many (none in practice) hear nothing.
+        let followers = graph.nodes.indices.filter { graph.nodes[$0].followsTransport }.prefix(self.eventCapacity)
+        transportNodeCount = followers.count
+        transportNodes = .allocate(capacity: max(1, followers.count))
+        for (k, index) in followers.enumerated() { transportNodes[k] = index }
     }
 
     deinit {
@@ -183,6 +196,7 @@ public final class Engine: @unchecked Sendable {
         soundingCount.deallocate()
         soundingOwner.deallocate()
         pedalDown.deallocate()
+        transportNodes.deallocate()
         for i in 0..<retiringCount { retiring[i].release() }
         retiring.deallocate()
         if let pending = mailbox.exchange(nil, ordering: .acquiring) {
@@ -251,9 +265,14 @@ public final class Engine: @unchecked Sendable {
                 if pending.frame <= frame {
                     rateStep = pending.step
                     pendingRate = nil
+                    transportNoticePending = true
                 } else if pending.frame < frame + Int64(length) {
                     length = Int(pending.frame - frame)
                 }
+            }
+            if transportNoticePending {
+                transportNoticePending = false
+                announceTransport()
             }
             var count = 0
             var boundaryReached: Int64?
@@ -274,16 +293,33 @@ public final class Engine: @unchecked Sendable {
                 let lastFrame = floorDiv(songPosition + Int64(length - 1) * rateStep, unit)
                 let events = snapshot.schedule.events
                 let targets = snapshot.targets
-                var bufferFilled = false
-                while cursor < events.count && events[cursor].frame <= lastFrame {
-                    let offset = Int(max(0, ceilDiv(events[cursor].frame * unit - songPosition, rateStep)))
-                    if count == eventCapacity {
+                let changes = snapshot.schedule.transport.changes
+                var bufferFilledAt: Int64?
+                while true {
+                    let eventFrame = cursor < events.count ? events[cursor].frame : Int64.max
+                    // A tempo or time signature change goes before the events of its frame.
+                    let changeFrame = transportNodeCount > 0 && transportCursor < changes.count ? changes[transportCursor].songFrame : Int64.max
+                    let nextFrame = min(eventFrame, changeFrame)
+                    if nextFrame > lastFrame { break }
+                    let offset = Int(max(0, ceilDiv(nextFrame * unit - songPosition, rateStep)))
+                    let needed = changeFrame <= eventFrame ? transportNodeCount : 1
+                    if count + needed > eventCapacity {
                         // Buffer full: end this graph call at the event that did not fit
                         // (possibly after zero frames, when more events share one frame).
                         length = offset
                         boundaryReached = nil
-                        bufferFilled = true
+                        bufferFilledAt = nextFrame
                         break
+                    }
+                    if changeFrame <= eventFrame {
+                        var position = changes[transportCursor].position
+                        position.speed = Float(Double(rateStep) / Double(unit))
+                        for k in 0..<transportNodeCount {
+                            eventBuffer[count] = GraphEvent(offset: offset, nodeIndex: transportNodes[k], event: .transport(position))
+                            count += 1
+                        }
+                        transportCursor += 1
+                        continue
                     }
                     let target = Int(targets[cursor])
                     if target >= 0 && track(events[cursor].event, node: target, owner: UInt16(truncatingIfNeeded: events[cursor].track)) {
@@ -292,8 +328,8 @@ public final class Engine: @unchecked Sendable {
                     }
                     cursor += 1
                 }
-                if bufferFilled {
-                    deliveredThroughFrame = events[cursor].frame - 1
+                if let bufferFilledAt {
+                    deliveredThroughFrame = bufferFilledAt - 1
                 } else if length > 0 {
                     deliveredThroughFrame = max(deliveredThroughFrame, lastFrame)
                 }
@@ -352,9 +388,11 @@ public final class Engine: @unchecked Sendable {
             reseek(fromSongFrame: loop.startFrame)
             deliverNow(loop.chase.events)
             loopJumpCount.add(1, ordering: .releasing)
+            transportNoticePending = true
         } else {
             releaseSounding(pedals: !endInclusive, onlyChangedTracks: nil)
             playing = false
+            transportNoticePending = true
             publishedEndOutputFrame.store(frame, ordering: .relaxed)
             publishedPlaying.store(false, ordering: .releasing)
             endCount.add(1, ordering: .releasing)
@@ -377,10 +415,12 @@ public final class Engine: @unchecked Sendable {
         switch command {
         case .start:
             publishedEndOutputFrame.store(-1, ordering: .relaxed)
+            transportNoticePending = true
             playing = true
             publishedPlaying.store(true, ordering: .releasing)
         case .stop:
             if playing { releaseSounding(pedals: true, onlyChangedTracks: nil) }
+            transportNoticePending = true
             playing = false
             publishedPlaying.store(false, ordering: .releasing)
         case .locate(let songFrame, let chase):
@@ -395,6 +435,7 @@ public final class Engine: @unchecked Sendable {
             } else {
                 rateStep = step
                 pendingRate = nil
+                transportNoticePending = true
             }
             publishedRateStep.store(step, ordering: .relaxed)
         case .midi(let nodeIndex, let message):
@@ -424,6 +465,9 @@ public final class Engine: @unchecked Sendable {
         // Resume after the last song frame whose events were delivered.
         cursor = new.schedule.firstIndex(atOrAfterFrame: deliveredThroughFrame + 1)
         userCursor = new.schedule.firstUserIndex(atOrAfterFrame: deliveredThroughFrame + 1)
+        transportCursor = new.schedule.transport.firstIndex(atOrAfterFrame: deliveredThroughFrame + 1)
+        // The new song may have another tempo here.
+        transportNoticePending = true
         retire(old)
     }
 
@@ -431,6 +475,9 @@ public final class Engine: @unchecked Sendable {
         deliveredThroughFrame = songFrame - 1
         cursor = snapshot.schedule.firstIndex(atOrAfterFrame: songFrame)
         userCursor = snapshot.schedule.firstUserIndex(atOrAfterFrame: songFrame)
+        // The state at `songFrame` itself is announced; changes after it follow.
+        transportCursor = snapshot.schedule.transport.firstIndex(atOrAfterFrame: songFrame + 1)
+        transportNoticePending = true
     }
 
     /// Keeps a reference to `object` until the render call ends, then hands it to the
@@ -452,6 +499,21 @@ public final class Engine: @unchecked Sendable {
             _ = retired.push(retiring[i])
         }
         retiringCount = 0
+    }
+
+    /// Tells the nodes that follow the transport where it is now and how fast it moves.
+    private func announceTransport() {
+        guard transportNodeCount > 0 else { return }
+        let unit = Engine.positionUnitsPerFrame
+        let speed = playing ? Float(Double(rateStep) / Double(unit)) : 0
+        let position = snapshot.schedule.transport.position(atSongFrame: floorDiv(songPosition, unit), speed: speed)
+        var count = 0
+        for k in 0..<transportNodeCount {
+            if count == eventCapacity { flush(count); count = 0 }
+            eventBuffer[count] = GraphEvent(offset: 0, nodeIndex: transportNodes[k], event: .transport(position))
+            count += 1
+        }
+        flush(count)
     }
 
     /// Delivers scheduled events before `limit` not yet delivered, at the current frame.

@@ -463,7 +463,7 @@ public final class Player {
                     let key = ParameterKey(node: node, id: id, scope: scope, element: element)
                     if inLoop.updateValue((e.frame, e.event), forKey: key) == nil { inLoopOrder.append(key) }
                     continue
-                case .midi, .systemExclusive:
+                case .midi, .systemExclusive, .transport:
                     break
                 }
             }
@@ -533,6 +533,9 @@ public final class Player {
                     chased = .parameter(id: id, scope: scope, element: element, value: ramp.end)
                 }
                 if parameters.updateValue(chased, forKey: key) == nil { parameterOrder.append(key) }
+            case .transport:
+                // The engine tells the transport's state at the jump itself.
+                continue
             }
         }
         var out = sysex

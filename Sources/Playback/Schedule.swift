@@ -83,6 +83,8 @@ public final class Schedule: Sendable {
     /// The bytes of the schedule's system exclusive events, which the events only point at:
     /// kept for as long as the schedule (and any chase built from it) lives.
     public let systemExclusiveStore: SystemExclusiveStore
+    /// The tempo and time signature changes, for nodes that follow the transport.
+    public let transport: TransportTimeline
 
     /// Compiles `sequence`. Tracks without a destination go to `defaultNode`; tracks sent to
     /// a MIDI port are not part of an audio schedule. Parameter events go to the node they name.
@@ -240,6 +242,7 @@ public final class Schedule: Sendable {
         loopsForever = forever
         self.horizonTick = horizon
         trackFingerprints = fingerprints
+        transport = TransportTimeline(sequence: sequence, sampleRate: sampleRate)
     }
 
     /// The index of the first event at or after `frame` (binary search).
