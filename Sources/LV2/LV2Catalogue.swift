@@ -1,4 +1,5 @@
 import CLilv
+import Synchronization
 
 /// One port of a plugin, as its bundle declares it.
 public struct LV2PortInfo: Sendable, Hashable {
@@ -108,30 +109,44 @@ public final class LV2Catalogue {
     public let plugins: [LV2PluginInfo]
     private let handles: [String: OpaquePointer]
 
-    /// Loads lilv and reads every installed bundle.
+    /// Loads lilv and reads every installed bundle. Catalogues may be made on several threads
+    /// at once: their reading takes turns (see `reading`).
     /// - Throws: ``LV2Error/libraryUnavailable(reason:)`` without liblilv.
     public init() throws(LV2Error) {
         try LV2Library.load()
-        guard let world = lilv_world_new() else { throw .libraryUnavailable(reason: "lilv_world_new failed") }
-        self.world = world
-        lilv_world_load_all(world)
-        let uris = CatalogueURIs(world: world)
-        defer { uris.free() }
-        var found: [LV2PluginInfo] = []
-        var handles: [String: OpaquePointer] = [:]
-        let all = lilv_world_get_all_plugins(world)
-        var iterator = lilv_plugins_begin(all)
-        while !lilv_plugins_is_end(all, iterator) {
-            if let plugin = lilv_plugins_get(all, iterator) {
-                let info = Self.describe(plugin, uris: uris)
-                found.append(info)
-                handles[info.uri] = plugin
+        let loaded: (world: OpaquePointer, plugins: [LV2PluginInfo], handles: [String: OpaquePointer])? = Self.reading.withLock { _ in
+            guard let world = lilv_world_new() else { return nil }
+            lilv_world_load_all(world)
+            let uris = CatalogueURIs(world: world)
+            defer { uris.free() }
+            var found: [LV2PluginInfo] = []
+            var handles: [String: OpaquePointer] = [:]
+            let all = lilv_world_get_all_plugins(world)
+            var iterator = lilv_plugins_begin(all)
+            // Describing a plugin makes lilv read its data files (it loads them lazily), so
+            // every file is read here, inside the lock.
+            while !lilv_plugins_is_end(all, iterator) {
+                if let plugin = lilv_plugins_get(all, iterator) {
+                    let info = Self.describe(plugin, uris: uris)
+                    found.append(info)
+                    handles[info.uri] = plugin
+                }
+                iterator = lilv_plugins_next(all, iterator)
             }
-            iterator = lilv_plugins_next(all, iterator)
+            return (world, found, handles)
         }
-        plugins = found.sorted { $0.uri < $1.uri }
-        self.handles = handles
+        guard let loaded else { throw .libraryUnavailable(reason: "lilv_world_new failed") }
+        world = loaded.world
+        plugins = loaded.plugins.sorted { $0.uri < $1.uri }
+        handles = loaded.handles
     }
+
+    /// Held while a catalogue reads Turtle files. lilv 0.24 names the blank nodes of each
+    /// file it reads from one static buffer shared by every world in the process
+    /// (`lilv_world_blank_node_prefix`); two worlds reading at once race on it, and serd may
+    /// then copy a prefix without its terminator and read past it (AddressSanitizer caught
+    /// that in CI when two test suites made catalogues at once).
+    private static let reading = Mutex(())
 
     deinit {
         lilv_world_free(world)
@@ -185,6 +200,8 @@ public final class LV2Catalogue {
                 i = lilv_nodes_next(types, i)
             }
             lilv_nodes_free(types)
+            // In a fixed order, so a plugin declaring two classes is always given the same one.
+            declaredTypes.sort()
         }
         let lilvClass = lilv_plugin_get_class(plugin).flatMap { lilv_plugin_class_get_uri($0) }.map { string(lilv_node_as_uri($0)) } ?? ""
         let classURI = lilvClass != LV2URI.plugin && !lilvClass.isEmpty ? lilvClass
@@ -209,7 +226,8 @@ public final class LV2Catalogue {
         let makesAudio = ports.contains { $0.kind == .audio && !$0.isInput }
         let kind: LV2PluginInfo.Kind = classURI == LV2URI.instrumentPlugin || (takesMIDI && makesAudio && !takesAudio) ? .instrument
             : takesAudio && makesAudio ? .effect : .other
-        return LV2PluginInfo(uri: uri, name: name, kind: kind, classURI: classURI, ports: ports, requiredFeatures: features)
+        // lilv gives a plugin's features in an order that changes from one world to the next.
+        return LV2PluginInfo(uri: uri, name: name, kind: kind, classURI: classURI, ports: ports, requiredFeatures: features.sorted())
     }
 
     private static func describePort(_ plugin: OpaquePointer, _ port: OpaquePointer, index: UInt32, uris: CatalogueURIs) -> LV2PortInfo {

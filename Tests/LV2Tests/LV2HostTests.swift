@@ -63,6 +63,38 @@ let hasEgSampler: Bool = {
 let needsEgSampler = "needs lilv, eg-sampler and libsndfile (Debian packages liblilv-0-0, lv2-examples, libsndfile1)"
 
 @Suite(.enabled(if: hasMDAPlugins, "\(needsPlugins)"))
+struct LV2CatalogueConcurrencyTests {
+    /// Programs (and test suites) make catalogues on several threads: each reads every bundle
+    /// whole and finds what a catalogue made alone finds. (lilv shares one buffer between its
+    /// worlds while reading; unserialized, AddressSanitizer saw serd read past a blank node
+    /// prefix.)
+    @Test func cataloguesMadeOnFourThreadsAtOnceAgreeWithOneMadeAlone() async throws {
+        let alone = try LV2Catalogue().plugins
+        #expect(alone.count > 20)
+        let together = try await withThrowingTaskGroup(of: [LV2PluginInfo].self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    var last: [LV2PluginInfo] = []
+                    for _ in 0..<3 { last = try LV2Catalogue().plugins }
+                    return last
+                }
+            }
+            var all: [[LV2PluginInfo]] = []
+            for try await plugins in group { all.append(plugins) }
+            return all
+        }
+        #expect(together.count == 4)
+        for plugins in together {
+            #expect(plugins.map(\.uri) == alone.map(\.uri))
+            let differing = zip(plugins, alone).filter { $0 != $1 }.map { found, expected in
+                "\(found.uri): \(found.ports.count) ports, \(found.requiredFeatures), class \(found.classURI); alone \(expected.ports.count), \(expected.requiredFeatures), class \(expected.classURI)"
+            }
+            #expect(differing.isEmpty, "\(differing.prefix(3))")
+        }
+    }
+}
+
+@Suite(.enabled(if: hasMDAPlugins, "\(needsPlugins)"))
 struct LV2NodeBehaviourTests {
     /// eg-sampler requires its default state loaded: restored at instantiation, it plays
     /// its sample, the same samples at any block size.
