@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "AudioTestSupport"]),
         .testTarget(name: "LV2Tests", dependencies: ["LV2", "CLilv", "AudioGraph", "MIDI", "Playback", "Sequencing", "TactusTestSupport", "AudioTestSupport"]),
         .testTarget(name: "ALSATests", dependencies: ["Locking", "ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph"]),
-        .testTarget(name: "JACKTests", dependencies: ["Locking", "JACK", "Playback", "Recording", "Sequencing", "MIDIFile", "AudioTestSupport"]),
+        .testTarget(name: "JACKTests", dependencies: ["Locking", "JACK", "Playback", "Recording", "Sequencing", "MIDIFile", "AudioTestSupport", "TactusTestSupport"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont", "AudioTestSupport"]),
         .testTarget(name: "SFZTests", dependencies: ["SFZ"]),
@@ -136,7 +136,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["TactusCLI", "MIDIFile", "Sequencing", "MIDI", "SoundFont", "AudioTestSupport"]),
         // The allocation counter; linked only into test executables (it interposes malloc).
         .target(name: "MallocCounter"),
-        .target(name: "TactusTestSupport", dependencies: ["AudioGraph", "MIDI", "MallocCounter"]),
+        .target(name: "TactusTestSupport", dependencies: ["AudioGraph", "JACK", "MIDI", "MallocCounter"]),
         // Test-only helpers shared by the audio test suites.
         .target(name: "AudioTestSupport", dependencies: ["AudioGraph", "MIDI"]),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDI", "AudioTestSupport"]),
@@ -153,7 +153,7 @@ let package = Package(
         .testTarget(
             name: "PlaybackTests",
             dependencies: ["Playback", "AudioFileOutput", "Recording", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak", "ALSA",
-                           "AudioTestSupport"]
+                           "AudioTestSupport", "TactusTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -247,20 +247,24 @@ public final class Schedule: Sendable {
 
     /// The index of the first event at or after `frame` (binary search).
     public func firstIndex(atOrAfterFrame frame: Int64) -> Int {
-        var lo = 0, hi = events.count
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            if events[mid].frame < frame { lo = mid + 1 } else { hi = mid }
-        }
-        return lo
+        events.partitionPoint { $0.frame < frame }
     }
 
     /// The index of the first user event at or after `frame` (binary search).
     public func firstUserIndex(atOrAfterFrame frame: Int64) -> Int {
-        var lo = 0, hi = userEvents.count
+        userEvents.partitionPoint { $0.frame < frame }
+    }
+}
+
+extension Array {
+    /// The index of the first element for which `isBefore` is false, in an array where every
+    /// element for which it holds comes first (a binary search; the render thread's seeks use
+    /// it, so it allocates nothing).
+    func partitionPoint(_ isBefore: (Element) -> Bool) -> Int {
+        var lo = 0, hi = count
         while lo < hi {
             let mid = (lo + hi) >> 1
-            if userEvents[mid].frame < frame { lo = mid + 1 } else { hi = mid }
+            if isBefore(self[mid]) { lo = mid + 1 } else { hi = mid }
         }
         return lo
     }

@@ -48,12 +48,7 @@ public struct TransportTimeline: Sendable {
 
     /// The index of the first change at or after `frame` (binary search).
     public func firstIndex(atOrAfterFrame frame: Int64) -> Int {
-        var lo = 0, hi = changes.count
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            if changes[mid].songFrame < frame { lo = mid + 1 } else { hi = mid }
-        }
-        return lo
+        changes.partitionPoint { $0.songFrame < frame }
     }
 
     /// The position at `songFrame`, moving at `speed`: the last change before it, carried on

@@ -1,6 +1,7 @@
 import AudioTestSupport
 import Foundation
 import JACK
+import TactusTestSupport
 import Testing
 
 /// `tactus play --driver jack` as a user runs it; part of the one serialized JACK suite.
@@ -68,9 +69,9 @@ extension JACKClientTests {
     func expectPlayEqualsRender(server label: String, instrument: [String]) throws {
         let server = try JACKServer(label, sampleRate: 44_100, period: 2048)
         defer { server.stop() }  // keeps the server alive to the end of the test
-        let captured = try withoutXruns { () throws -> (Recorder, Int) in
+        let captured = try withoutXruns { () throws -> (JACKCapture, Int) in
             let probe = try JACKClient(name: "capture", server: server.name, audioInput: true)
-            let recorder = Recorder(frames: 44_100 * 6)
+            let recorder = JACKCapture(frames: 44_100 * 6)
             try probe.start(source: recorder, connections: .none)
             let played = try Self.run(["play", Self.song] + instrument + ["--to", "3:1", "--tail", "1", "--driver", "jack",
                                        "--jack-server", server.name, "--connect", probe.inputPortNames.joined(separator: ",")])

@@ -3,43 +3,8 @@ import JACK
 import Playback
 import Sequencing
 import Synchronization
+import TactusTestSupport
 import Testing
-
-/// Records what reaches its inputs into buffers allocated up front (left channel and right).
-final class Recorder: JACKProcessSource, @unchecked Sendable {
-    let capacity: Int
-    let left: UnsafeMutablePointer<Float>
-    let right: UnsafeMutablePointer<Float>
-    let count = Atomic<Int>(0)
-
-    init(frames: Int) {
-        capacity = frames
-        left = .allocate(capacity: frames)
-        right = .allocate(capacity: frames)
-        left.initialize(repeating: 0, count: frames)
-        right.initialize(repeating: 0, count: frames)
-    }
-
-    deinit {
-        left.deallocate()
-        right.deallocate()
-    }
-
-    func process(_ cycle: JACKCycle) {
-        let start = count.load(ordering: .relaxed)
-        let n = min(cycle.frameCount, capacity - start)
-        guard n > 0, let inLeft = cycle.inputLeft, let inRight = cycle.inputRight else { return }
-        // Nothing is kept before the first sound: the recording starts with the song.
-        var first = 0
-        if start == 0 {
-            while first < n && inLeft[first] == 0 && inRight[first] == 0 { first += 1 }
-            if first == n { return }
-        }
-        (left + start).update(from: inLeft + first, count: n - first)
-        (right + start).update(from: inRight + first, count: n - first)
-        count.store(start + n - first, ordering: .releasing)
-    }
-}
 
 /// Playback sessions on JACK. Part of the one serialized JACK suite: libjack serves one
 /// server per process, so the tests never run two servers at once.
@@ -101,9 +66,9 @@ extension JACKClientTests {
 
     /// One play of the session song into a capture client: what it recorded, the server's rate
     /// and the xruns the session and the capture client saw.
-    private static func playIntoRecorder(server: String?, expectedRate: Int?) async throws -> ((Recorder, Int), Int) {
+    private static func playIntoRecorder(server: String?, expectedRate: Int?) async throws -> ((JACKCapture, Int), Int) {
         let probe = try JACKClient(name: "capture", server: server, audioInput: true)
-        let recorder = Recorder(frames: probe.sampleRate * 6)
+        let recorder = JACKCapture(frames: probe.sampleRate * 6)
         try probe.start(source: recorder, connections: .none)
 
         var options = PlaybackSession.Options(instrument: .builtIn, tailSeconds: 1)

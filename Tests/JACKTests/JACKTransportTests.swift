@@ -2,6 +2,7 @@ import Foundation
 import JACK
 import Playback
 import Sequencing
+import TactusTestSupport
 import Testing
 
 /// JACK transport with sessions; part of the one serialized JACK suite.
@@ -24,7 +25,7 @@ extension JACKClientTests {
         let server = try JACKServer("timebase")
         defer { server.stop() }  // keeps the server alive to the end of the test
         let reader = try JACKClient(name: "reader", server: server.name)
-        try reader.start(source: Recorder(frames: 1), connections: .none)
+        try reader.start(source: JACKCapture(frames: 1), connections: .none)
         var options = PlaybackSession.Options(instrument: .builtIn)
         options.startsPlaying = false
         let session = try PlaybackSession(sequence: Self.meterSong(), options: options)
@@ -56,7 +57,7 @@ extension JACKClientTests {
         let server = try JACKServer("follow")
         defer { server.stop() }  // keeps the server alive to the end of the test
         let controller = try JACKClient(name: "controller", server: server.name)
-        try controller.start(source: Recorder(frames: 1), connections: .none)
+        try controller.start(source: JACKCapture(frames: 1), connections: .none)
         controller.stopTransport()
         controller.locateTransport(frame: 0)
         var options = PlaybackSession.Options(instrument: .builtIn)

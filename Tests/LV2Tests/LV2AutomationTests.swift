@@ -3,27 +3,13 @@ import Foundation
 import LV2
 import Playback
 import Sequencing
+import TactusTestSupport
 import Testing
 
 /// lv2-examples' amplifier: one control, `gain` in dB, applied to every sample of a run
 /// (`powf(10, gain / 20)`, no smoothing), so its output shows the value each run read.
 private let amplifier = "http://lv2plug.in/plugins/eg-amp"
 private let hasAmplifier: Bool = (try? LV2Catalogue())?.plugins.contains { $0.uri == amplifier } ?? false
-
-/// An instrument that plays a constant on both sides: the amplifier's input.
-private final class ConstantSource: AudioNode {
-    let name = "Constant"
-    let inputBusCount = 0
-    let parameterInfos: [AudioParameterInfo] = []
-    func prepare(sampleRate: Double, maximumFrameCount: Int) {}
-    func reset() {}
-    func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {}
-    func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? { nil }
-    func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
-        output.left.update(repeating: 0.5, count: frameCount)
-        output.right.update(repeating: 0.5, count: frameCount)
-    }
-}
 
 @Suite(.enabled(if: hasAmplifier, "needs lilv and lv2-examples (Debian packages liblilv-0-0, lv2-examples)"))
 struct LV2AutomationTests {
@@ -47,7 +33,7 @@ struct LV2AutomationTests {
         let node = try LV2PluginNode(uri: amplifier, catalogue: LV2Catalogue())
         #expect(try node.parameterID(for: "gain") == gain)
         let graph = AudioGraph()
-        graph.add(ConstantSource(), id: 1)
+        graph.add(ConstantNode(0.5), id: 1)
         graph.add(node, id: amp)
         graph.add(OutputNode(), id: 3)
         try graph.connect(1, to: amp)

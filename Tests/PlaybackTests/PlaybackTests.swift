@@ -6,6 +6,7 @@ import MIDI
 import MIDIFile
 import Playback
 import Sequencing
+import TactusTestSupport
 import Testing
 
 let allBlockSizes: [[Int]] = [[1], [63], [64], [65], [512], [4096], randomSizes(count: 2000, maximum: 3000, seed: 99)]
@@ -276,23 +277,6 @@ func makeSong() -> MusicSequence {
         let allocations = malloc_counter_stop()
         #expect(allocations == 0)
         #expect(engine.cursor > 1000, "the render went through many events")
-    }
-}
-
-/// An instrument that outputs a constant.
-final class ConstantNode: AudioNode {
-    let name = "Constant"
-    let inputBusCount = 0
-    let parameterInfos: [AudioParameterInfo] = []
-    let value: Float
-    init(_ value: Float) { self.value = value }
-    func prepare(sampleRate: Double, maximumFrameCount: Int) {}
-    func reset() {}
-    func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {}
-    func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? { nil }
-    func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
-        output.left.update(repeating: value, count: frameCount)
-        output.right.update(repeating: value, count: frameCount)
     }
 }
 

@@ -1,45 +1,8 @@
 import Foundation
-import Synchronization
 import SynthVoices
 import Tactus
+import TactusTestSupport
 import Testing
-
-/// Keeps what a JACK client hears from its first sounding frame on (what the song played).
-private final class Capture: JACKProcessSource, @unchecked Sendable {
-    let capacity: Int
-    let left: UnsafeMutablePointer<Float>
-    let right: UnsafeMutablePointer<Float>
-    let count = Atomic<Int>(0)
-
-    init(frames: Int) {
-        capacity = frames
-        left = .allocate(capacity: frames)
-        right = .allocate(capacity: frames)
-        left.initialize(repeating: 0, count: frames)
-        right.initialize(repeating: 0, count: frames)
-    }
-
-    deinit {
-        left.deallocate()
-        right.deallocate()
-    }
-
-    func process(_ cycle: JACKCycle) {
-        cycle.left.update(repeating: 0, count: cycle.frameCount)
-        cycle.right.update(repeating: 0, count: cycle.frameCount)
-        let start = count.load(ordering: .relaxed)
-        let n = min(cycle.frameCount, capacity - start)
-        guard n > 0, let inLeft = cycle.inputLeft, let inRight = cycle.inputRight else { return }
-        var first = 0
-        if start == 0 {
-            while first < n && inLeft[first] == 0 && inRight[first] == 0 { first += 1 }
-            if first == n { return }
-        }
-        (left + start).update(from: inLeft + first, count: n - first)
-        (right + start).update(from: inRight + first, count: n - first)
-        count.store(start + n - first, ordering: .releasing)
-    }
-}
 
 /// The subtractive-synth example's graph played through `PlaybackSession` to a JACK server
 /// (`jackd -d dummy`: no sound card) while another client captures it: the capture is the
@@ -80,7 +43,7 @@ private final class Capture: JACKProcessSource, @unchecked Sendable {
         // about the session, so up to three are played.
         var compared = false
         for _ in 0..<3 where !compared {
-            let capture = Capture(frames: rendered.left.count + 48_000)
+            let capture = JACKCapture(frames: rendered.left.count + 48_000)
             try client.start(source: capture, connections: .none)
             let live = try SubtractiveSong().session(sampleRate: 48_000)
             try live.start(on: JACKBackend(options: .init(clientName: "Tactus", server: name,
