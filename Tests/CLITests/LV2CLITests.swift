@@ -192,6 +192,64 @@ struct LV2EffectChainCLITests {
     }
 }
 
+/// MDA EPiano changes its own static wave table each time an instance is made (its constructor
+/// cross-fades the table's loop ends in place), so two instances in one process play two
+/// tables; the library suites leave it out. Rendered from the command line, each render is a
+/// process with one instance, and the plugin is as exact as the others.
+@Suite("MDA EPiano, one instance per tactus process", .enabled(if: hasLV2Fixtures, "\(lv2Fixtures)"))
+struct LV2EPianoCLITests {
+    static let ePiano = "lv2:http://drobilla.net/plugins/mda/EPiano"
+
+    /// Eight overlapping notes across two tempo changes; the song with the first `notes`.
+    static func song(notes: Int) -> MusicSequence {
+        var sequence = MusicSequence(timeBase: .ticksPerQuarter(480))
+        for (tick, microseconds) in [(Int64(0), 500_000), (1_100, 371_113), (2_300, 612_345)] {
+            sequence.tempoTrack.add(.meta(.tempo(microsecondsPerQuarter: microseconds)), at: tick)
+        }
+        var track = MusicTrack()
+        for i in 0..<notes {
+            track.addNote(at: tick(ofNote: i), channel: 0, key: UInt8(48 + (i * 5) % 30), velocity: UInt8(70 + i * 6),
+                          duration: Int64(150 + (i % 4) * 90))
+        }
+        sequence.tracks = [track]
+        return sequence
+    }
+
+    static func tick(ofNote i: Int) -> Int64 { Int64(i * 377 + (i % 3) * 11) }
+
+    static func render(notes: Int, blockSize: Int = 512, in dir: URL) throws -> [Float] {
+        let path = dir.appendingPathComponent("song-\(notes).mid").path
+        try SMFWriter.writeAtomically(SMFWriter.bytes(of: song(notes: notes)), to: path)
+        let out = dir.appendingPathComponent("epiano-\(notes)-\(blockSize).wav").path
+        let result = try CLI.run(["render", path, "-o", out, "--instrument", ePiano, "--format", "f32", "--tail", "0.5",
+                                  "--block-size", "\(blockSize)", "--quiet"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let bytes = try WAVChunks.samples(atPath: out)
+        return bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    @Test("every note's first sample is at its frame from the tempo map; the render is the same at block sizes 1, 64, 65 and 512")
+    func everyNoteOnItsFrameAtAnyBlockSize() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let tempo = Self.song(notes: 8).makeTempoMap()
+        var previous: [Float] = []
+        for notes in 1...8 {
+            let samples = try Self.render(notes: notes, in: dir)
+            // Interleaved: the first frame where either side differs from the song without it.
+            let onset = stride(from: 0, to: samples.count, by: 2).first { i in
+                samples[i] != (i < previous.count ? previous[i] : 0) || samples[i + 1] != (i + 1 < previous.count ? previous[i + 1] : 0)
+            }.map { $0 / 2 }
+            let tick = Self.tick(ofNote: notes - 1)
+            #expect(onset.map(Int64.init) == tempo.frame(atTick: tick, sampleRate: 44_100), "note \(notes)")
+            previous = samples
+        }
+        for blockSize in [1, 64, 65] {
+            #expect(try Self.render(notes: 8, blockSize: blockSize, in: dir) == previous, "block size \(blockSize)")
+        }
+    }
+}
+
 @Suite("tactus render -o - through a plugin that prints", .enabled(if: hasLV2Fixtures, "\(lv2Fixtures)"))
 struct LV2StandardOutputTests {
     /// MDA Piano prints a line to standard output each time it steals a voice: with the WAV
