@@ -52,6 +52,9 @@
     F(bool, lilv_port_supports_event, (const LilvPlugin *p, const LilvPort *port, const LilvNode *c), (p, port, c), false) \
     F(LilvNode *, lilv_port_get, (const LilvPlugin *p, const LilvPort *port, const LilvNode *c), (p, port, c), NULL) \
     V(lilv_port_get_range, (const LilvPlugin *p, const LilvPort *port, LilvNode **d, LilvNode **lo, LilvNode **hi), (p, port, d, lo, hi)) \
+    F(LilvNodes *, lilv_plugin_get_related, (const LilvPlugin *p, const LilvNode *type), (p, type), NULL) \
+    F(int, lilv_world_load_resource, (LilvWorld *w, const LilvNode *r), (w, r), -1) \
+    F(LilvNode *, lilv_world_get, (LilvWorld *w, const LilvNode *s, const LilvNode *p, const LilvNode *o), (w, s, p, o), NULL) \
     F(LilvState *, lilv_state_new_from_world, (LilvWorld *w, LV2_URID_Map *m, const LilvNode *n), (w, m, n), NULL) \
     V(lilv_state_restore, (const LilvState *s, LilvInstance *i, LilvSetPortValueFunc f, void *u, uint32_t fl, const LV2_Feature *const *fe), (s, i, f, u, fl, fe)) \
     V(lilv_state_free, (LilvState *s), (s)) \

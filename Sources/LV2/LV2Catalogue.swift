@@ -49,6 +49,15 @@ public struct LV2PortInfo: Sendable, Hashable {
     public var isSampleRateRelative: Bool
 }
 
+/// A named set of a plugin's settings (`pset:Preset`): control values, and for some plugins
+/// state, as its bundle or a user saved them.
+public struct LV2Preset: Sendable, Hashable {
+    /// The preset's URI.
+    public var uri: String
+    /// Its label (`rdfs:label`), or the URI when it has none.
+    public var label: String
+}
+
 /// A plugin found by lilv: what `tactus info --plugins` lists and what hosting checks.
 public struct LV2PluginInfo: Sendable, Hashable {
     /// What the plugin does, as far as hosting it is concerned.
@@ -73,6 +82,12 @@ public struct LV2PluginInfo: Sendable, Hashable {
     public var ports: [LV2PortInfo]
     /// The features it requires.
     public var requiredFeatures: [String]
+    /// The presets its bundles (and the user's) declare, by label.
+    public var presets: [LV2Preset] = []
+    /// The preset whose label (without regard to case) or URI is `name`.
+    public func preset(named name: String) -> LV2Preset? {
+        presets.first { $0.uri == name } ?? presets.first { $0.label.caseInsensitiveCompare(name) == .orderedSame }
+    }
     /// The required features Tactus does not provide.
     public var missingFeatures: [String] { requiredFeatures.filter { !LV2URI.providedFeatures.contains($0) } }
     /// Why Tactus cannot host it, or nil when it can.
@@ -127,7 +142,7 @@ public final class LV2Catalogue {
             // every file is read here, inside the lock.
             while !lilv_plugins_is_end(all, iterator) {
                 if let plugin = lilv_plugins_get(all, iterator) {
-                    let info = Self.describe(plugin, uris: uris)
+                    let info = Self.describe(plugin, world: world, uris: uris)
                     found.append(info)
                     handles[info.uri] = plugin
                 }
@@ -166,6 +181,19 @@ public final class LV2Catalogue {
         lilv_state_new_from_world(world, map, lilv_plugin_get_uri(plugin))
     }
 
+    /// The state a preset holds (its data was read with the catalogue), or nil.
+    func presetState(_ uri: String, map: UnsafeMutablePointer<LV2_URID_Map>) -> OpaquePointer? {
+        // As an address: a pointer is not Sendable, and the lock's closure result must be.
+        let world = UInt(bitPattern: self.world), mapAddress = UInt(bitPattern: map)
+        let state: UInt = Self.reading.withLock { _ in
+            guard let world = OpaquePointer(bitPattern: world), let map = UnsafeMutablePointer<LV2_URID_Map>(bitPattern: mapAddress),
+                  let node = lilv_new_uri(world, uri) else { return 0 }
+            defer { lilv_node_free(node) }
+            return UInt(bitPattern: lilv_state_new_from_world(world, map, node))
+        }
+        return OpaquePointer(bitPattern: state)
+    }
+
     /// Up to five plugin URIs close to `query`: those whose URI or name contains it (or its
     /// last path component), else the nearest by edit distance (and those one edit further).
     public func closeMatches(to query: String) -> [String] {
@@ -184,7 +212,7 @@ public final class LV2Catalogue {
         return Array(ranked.filter { $0.1 <= best + 1 }.prefix(5).map(\.0))
     }
 
-    private static func describe(_ plugin: OpaquePointer, uris: CatalogueURIs) -> LV2PluginInfo {
+    private static func describe(_ plugin: OpaquePointer, world: OpaquePointer, uris: CatalogueURIs) -> LV2PluginInfo {
         let uri = string(lilv_node_as_uri(lilv_plugin_get_uri(plugin)))
         let nameNode = lilv_plugin_get_name(plugin)
         let name = nameNode.map { string(lilv_node_as_string($0)) } ?? uri
@@ -227,7 +255,31 @@ public final class LV2Catalogue {
         let kind: LV2PluginInfo.Kind = classURI == LV2URI.instrumentPlugin || (takesMIDI && makesAudio && !takesAudio) ? .instrument
             : takesAudio && makesAudio ? .effect : .other
         // lilv gives a plugin's features in an order that changes from one world to the next.
-        return LV2PluginInfo(uri: uri, name: name, kind: kind, classURI: classURI, ports: ports, requiredFeatures: features.sorted())
+        var info = LV2PluginInfo(uri: uri, name: name, kind: kind, classURI: classURI, ports: ports, requiredFeatures: features.sorted())
+        info.presets = presets(of: plugin, world: world, uris: uris)
+        return info
+    }
+
+    /// The plugin's presets, by label: each one's data file is read for its label.
+    private static func presets(of plugin: OpaquePointer, world: OpaquePointer, uris: CatalogueURIs) -> [LV2Preset] {
+        guard let related = lilv_plugin_get_related(plugin, uris.preset) else { return [] }
+        defer { lilv_nodes_free(related) }
+        var presets: [LV2Preset] = []
+        var i = lilv_nodes_begin(related)
+        while !lilv_nodes_is_end(related, i) {
+            if let node = lilv_nodes_get(related, i) {
+                let uri = string(lilv_node_as_uri(node))
+                _ = lilv_world_load_resource(world, node)
+                var label = uri
+                if let labelNode = lilv_world_get(world, node, uris.label, nil) {
+                    label = string(lilv_node_as_string(labelNode))
+                    lilv_node_free(labelNode)
+                }
+                presets.append(LV2Preset(uri: uri, label: label))
+            }
+            i = lilv_nodes_next(related, i)
+        }
+        return presets.sorted { $0.label != $1.label ? $0.label < $1.label : $0.uri < $1.uri }
     }
 
     private static func describePort(_ plugin: OpaquePointer, _ port: OpaquePointer, index: UInt32, uris: CatalogueURIs) -> LV2PortInfo {
@@ -271,7 +323,7 @@ public final class LV2Catalogue {
 /// The class and property nodes the catalogue asks lilv about, made once per load.
 private struct CatalogueURIs {
     let audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, timePosition, minimumSize: OpaquePointer
-    let connectionOptional, toggled, integer, sampleRate, rdfType: OpaquePointer
+    let connectionOptional, toggled, integer, sampleRate, rdfType, preset, label: OpaquePointer
 
     init(world: OpaquePointer) {
         func node(_ uri: String) -> OpaquePointer { lilv_new_uri(world, uri) }
@@ -288,11 +340,13 @@ private struct CatalogueURIs {
         integer = node(LV2URI.integer)
         sampleRate = node(LV2URI.sampleRateProperty)
         rdfType = node(LV2URI.rdfType)
+        preset = node(LV2URI.preset)
+        label = node(LV2URI.rdfsLabel)
     }
 
     func free() {
         for node in [audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, timePosition, minimumSize, connectionOptional, toggled, integer, sampleRate,
-                     rdfType] {
+                     rdfType, preset, label] {
             lilv_node_free(node)
         }
     }

@@ -14,6 +14,8 @@ public enum LV2Error: Error, Sendable, Hashable, CustomStringConvertible {
     case instantiationFailed(plugin: String)
     /// A parameter name or symbol the plugin does not have.
     case unknownParameter(plugin: String, name: String)
+    /// A preset label or URI the plugin does not have; `presets` are its presets' labels.
+    case unknownPreset(plugin: String, name: String, presets: [String])
 
     /// One line for the user; the library-missing one names the Debian package.
     public var description: String {
@@ -31,6 +33,9 @@ public enum LV2Error: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(plugin) failed to instantiate"
         case .unknownParameter(let plugin, let name):
             return "\(plugin) has no control input called \(name)"
+        case .unknownPreset(let plugin, let name, let presets):
+            if presets.isEmpty { return "\(plugin) has no preset '\(name)' (it has no presets)" }
+            return "\(plugin) has no preset '\(name)'; its presets: \(presets.joined(separator: ", "))"
         }
     }
 
@@ -39,7 +44,7 @@ public enum LV2Error: Error, Sendable, Hashable, CustomStringConvertible {
     public var isUnavailable: Bool {
         switch self {
         case .libraryUnavailable, .missingFeatures, .notHostable, .instantiationFailed: return true
-        case .unknownPlugin, .unknownParameter: return false
+        case .unknownPlugin, .unknownParameter, .unknownPreset: return false
         }
     }
 }
@@ -83,6 +88,8 @@ enum LV2URI {
     static let midiEvent = "http://lv2plug.in/ns/ext/midi#MidiEvent"
     static let time = "http://lv2plug.in/ns/ext/time#"
     static let timePosition = time + "Position"
+    static let preset = "http://lv2plug.in/ns/ext/presets#Preset"
+    static let rdfsLabel = "http://www.w3.org/2000/01/rdf-schema#label"
     static let atomObject = "http://lv2plug.in/ns/ext/atom#Object"
     static let minimumSize = "http://lv2plug.in/ns/ext/resize-port#minimumSize"
     static let uridMap = "http://lv2plug.in/ns/ext/urid#map"

@@ -391,6 +391,29 @@ public final class LV2PluginNode: ParameterizedNode {
     /// files through it), and its port values into the parameters, each read with its type.
     private func restoreDefaultState(_ instance: UnsafeMutablePointer<LilvInstance>) {
         guard let state = catalogue.defaultState(of: plugin, map: tactus_urid_map_feature(features.map)) else { return }
+        restore(state, into: instance)
+    }
+
+    /// Loads the preset whose label or URI is `name` (``LV2PluginInfo/presets``): its control
+    /// values become the parameters' values, and a plugin with state gets the preset's state.
+    /// Call it on the control side while the node is not rendering; values set afterwards
+    /// (automation, ``setParameter(_:value:)``) override the preset's.
+    /// - Throws: ``LV2Error/unknownPreset(plugin:name:presets:)`` naming the plugin's presets.
+    public func loadPreset(_ name: String) throws(LV2Error) {
+        guard let preset = info.preset(named: name),
+              let state = catalogue.presetState(preset.uri, map: tactus_urid_map_feature(features.map)) else {
+            throw .unknownPreset(plugin: info.name, name: name, presets: info.presets.map(\.label))
+        }
+        guard let instance else {
+            lilv_state_free(state)
+            return
+        }
+        restore(state, into: instance)
+    }
+
+    /// Restores `state` (freed here): port values into the parameters, properties through
+    /// the plugin's state interface, then the work it scheduled.
+    private func restore(_ state: OpaquePointer, into instance: UnsafeMutablePointer<LilvInstance>) {
         defer { lilv_state_free(state) }
         let context = Unmanaged.passUnretained(self).toOpaque()
         lilv_state_restore(state, instance, { symbol, context, value, size, type in

@@ -3,15 +3,18 @@ import AudioGraph
 import Foundation
 import LV2
 
-/// An LV2 plugin as the command line names it: `lv2:URI`, then optional control settings
-/// separated by commas, as in `lv2:http://drobilla.net/plugins/mda/Delay,l_delay=0.3,fdbk=0.5`.
-/// A setting names a control input by its symbol (or its name, as `tactus info --plugin`
-/// prints both) and gives a number in the port's range.
+/// An LV2 plugin as the command line names it: `lv2:URI`, then optional settings separated by
+/// commas, as in `lv2:http://drobilla.net/plugins/mda/Delay,l_delay=0.3,feedback=0.5`. A
+/// setting names a control input by its symbol (or its name, as `tactus info --plugin` prints
+/// both) and gives a number in the port's range; `preset=LABEL` (or the preset's URI) loads
+/// one of the plugin's presets first, which the other settings then change.
 struct LV2PluginSpec {
     /// The plugin's URI.
     var uri: String
     /// Control settings in the order given: the symbol or name, and the value.
     var controls: [(name: String, value: Float)]
+    /// The preset to load before the settings, by label or URI.
+    var preset: String?
 
     static let prefix = "lv2:"
 
@@ -26,24 +29,39 @@ struct LV2PluginSpec {
         let uri = String(parts[0])
         guard !uri.isEmpty else { throw SpecError("\(option) lv2: needs a plugin URI (see tactus info --plugins)") }
         var controls: [(String, Float)] = []
+        var preset: String?
         for setting in parts.dropFirst() {
             guard let equals = setting.firstIndex(of: "="), equals != setting.startIndex else {
                 throw SpecError("\(option) \(uri): '\(setting)' is not a control setting NAME=VALUE (see tactus info --plugin \(uri))")
             }
             let name = String(setting[..<equals])
             let text = setting[setting.index(after: equals)...]
+            if name == "preset" {
+                guard preset == nil, !text.isEmpty else {
+                    throw SpecError("\(option) \(uri): give one preset, by its label or URI (see tactus info --plugin \(uri))")
+                }
+                preset = String(text)
+                continue
+            }
             guard let value = Float(text), value.isFinite else {
                 throw SpecError("\(option) \(uri): the value of \(name) must be a number, not '\(text)'")
             }
             controls.append((name, value))
         }
-        return LV2PluginSpec(uri: uri, controls: controls)
+        return LV2PluginSpec(uri: uri, controls: controls, preset: preset)
     }
 
     /// Sets the controls on `node`, each checked against its port's range.
     /// - Throws: a message for a usage error (exit 64): an unknown control (the plugin's
     ///   controls listed) or a value outside the port's range (the range given).
     func apply(to node: LV2PluginNode, option: String) throws(SpecError) {
+        if let preset {
+            do {
+                try node.loadPreset(preset)
+            } catch {
+                throw SpecError("\(option) \(uri): \(error)")
+            }
+        }
         for (name, value) in controls {
             let id: UInt32
             do {

@@ -58,7 +58,7 @@ func describePlugin(_ uri: String) throws {
         var line = "  " + pad(String(port.index), 3) + " " + pad(port.kind.rawValue + (port.isInput ? " in" : " out"), 12)
             + " " + pad(port.symbol, 16) + " " + port.name
         if port.kind == .atom {
-            line += port.supportsMIDI ? " (MIDI" : " (messages"
+            line += port.supportsMIDI ? " (MIDI" : port.supportsTimePosition ? " (transport position" : " (messages"
             line += port.minimumSize.map { ", at least \($0) bytes)" } ?? ")"
         }
         if port.isOptional { line += " [optional]" }
@@ -75,6 +75,8 @@ func describePlugin(_ uri: String) throws {
         out.line("  " + pad(port.symbol, 16) + " " + pad(range, 18) + " default " + pad(format(port.defaultValue), 10) + " "
                  + port.name + (traits.isEmpty ? "" : " (" + traits.joined(separator: ", ") + ")"))
     }
+    out.line("presets:     \(plugin.presets.count) (load one with lv2:URI,preset=LABEL)")
+    for preset in plugin.presets { out.line("  " + preset.label) }
     try out.finish()
 }
 

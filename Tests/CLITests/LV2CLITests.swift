@@ -192,6 +192,53 @@ struct LV2EffectChainCLITests {
     }
 }
 
+@Suite("LV2 presets on the command line", .enabled(if: hasLV2Fixtures, "\(lv2Fixtures)"))
+struct LV2PresetCLITests {
+    /// The control values of the preset labelled `label` in a Turtle file of presets, as
+    /// `SYMBOL=VALUE` settings (each preset is a paragraph of `lv2:symbol` and `pset:value`).
+    static func settings(ofPreset label: String, in path: String) throws -> [String] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let block = try #require(text.components(separatedBy: "\n\n").first { $0.contains("rdfs:label \"\(label)\"") })
+        let pattern = try NSRegularExpression(pattern: #"lv2:symbol "(\w+)" ;\s*pset:value ([-0-9.eE]+)"#)
+        let range = NSRange(block.startIndex..., in: block)
+        return pattern.matches(in: block, range: range).map { match in
+            "\(block[Range(match.range(at: 1), in: block)!])=\(block[Range(match.range(at: 2), in: block)!])"
+        }
+    }
+
+    @Test("preset=LABEL plays what the preset's control values play, and other settings change it; an unknown preset lists the plugin's")
+    func aPresetIsItsControlValues() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func render(_ instrument: String, _ name: String) throws -> Data {
+            let out = dir.appendingPathComponent(name + ".wav").path
+            let result = try CLI.run(["render", CLI.song("little-waltz.mid"), "-o", out, "--instrument", instrument,
+                                      "--format", "f32", "--to", "4s", "--tail", "1", "--quiet"])
+            #expect(result.status == 0, "\(result.stderr)")
+            return try WAVChunks.samples(atPath: out)
+        }
+        let settings = try Self.settings(ofPreset: "Concert Piano", in: "/usr/lib/lv2/mda.lv2/Piano-presets.ttl")
+        #expect(settings.count == 12, "\(settings)")
+        let preset = try render("lv2:\(piano),preset=Concert Piano", "preset")
+        let explicit = try render("lv2:\(piano)," + settings.joined(separator: ","), "explicit")
+        let plain = try render("lv2:\(piano)", "default")
+        #expect(preset == explicit)
+        #expect(preset != plain, "the preset changed nothing")
+        // A setting after the preset changes what the preset set.
+        let changed = try render("lv2:\(piano),preset=Concert Piano,env_decay=0.1", "changed")
+        #expect(changed != preset)
+
+        let unknown = try CLI.run(["render", CLI.song("little-waltz.mid"), "-o", dir.appendingPathComponent("x.wav").path,
+                                   "--instrument", "lv2:\(piano),preset=Opera Piano"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr == "\(CLI.song("little-waltz.mid")): --instrument \(piano): MDA Piano has no preset 'Opera Piano'; its presets: "
+                + "Broken Piano, Compressed Piano, Concert Piano, Dance Piano, Dark Piano, MDA Piano, Plain Piano, School Piano\n")
+        let listed = try CLI.run(["info", "--plugin", piano])
+        #expect(listed.stdout.hasSuffix("presets:     8 (load one with lv2:URI,preset=LABEL)\n  Broken Piano\n  Compressed Piano\n"
+                                        + "  Concert Piano\n  Dance Piano\n  Dark Piano\n  MDA Piano\n  Plain Piano\n  School Piano\n"), "\(listed.stdout)")
+    }
+}
+
 /// MDA EPiano changes its own static wave table each time an instance is made (its constructor
 /// cross-fades the table's loop ends in place), so two instances in one process play two
 /// tables; the library suites leave it out. Rendered from the command line, each render is a

@@ -177,6 +177,12 @@ bool lilv_port_supports_event(const LilvPlugin *plugin, const LilvPort *port, co
 LilvNode *lilv_port_get(const LilvPlugin *plugin, const LilvPort *port, const LilvNode *predicate);
 void lilv_port_get_range(const LilvPlugin *plugin, const LilvPort *port, LilvNode **def, LilvNode **min, LilvNode **max);
 
+/// The resources of `type` (presets, for `pset:Preset`) that apply to `plugin`.
+LilvNodes *lilv_plugin_get_related(const LilvPlugin *plugin, const LilvNode *type);
+/// Reads the data files that describe `resource` (a preset's); 0 on success.
+int lilv_world_load_resource(LilvWorld *world, const LilvNode *resource);
+/// The first object of a statement about `subject` (NULL leaves a part open), or NULL.
+LilvNode *lilv_world_get(LilvWorld *world, const LilvNode *subject, const LilvNode *predicate, const LilvNode *object);
 LilvState *lilv_state_new_from_world(LilvWorld *world, LV2_URID_Map *map, const LilvNode *node);
 void lilv_state_restore(const LilvState *state, LilvInstance *instance, LilvSetPortValueFunc set_value, void *user_data,
                         uint32_t flags, const LV2_Feature *const *features);
