@@ -18,6 +18,20 @@ extension JACKClientTests {
     /// A follower session and a clock-sending session in one JACK server; returns the samples
     /// taken while the sender played, and the xruns of both.
     static func followClockOnce(server: JACKServer, clockSong: MusicSequence) throws -> ([ClockInSample], Int) {
+        // The sessions' JACK clients close when the sessions are freed, which their control
+        // threads may do a moment after the sender finishes. A client left open when its server
+        // stops and the next test's server starts makes libjack crash (seen once in three runs
+        // of the suite): wait until both backends are gone before the server may stop.
+        weak var followerBackend: JACKBackend?
+        weak var senderBackend: JACKBackend?
+        let result = try followClock(server: server, clockSong: clockSong, backends: { followerBackend = $0; senderBackend = $1 })
+        let released = waitUntil(seconds: 10) { followerBackend == nil && senderBackend == nil }
+        #expect(released, "a JACK client of the clock test outlived it")
+        return result
+    }
+
+    private static func followClock(server: JACKServer, clockSong: MusicSequence,
+                                    backends: (JACKBackend, JACKBackend) -> Void) throws -> ([ClockInSample], Int) {
         // The follower's own song plays at 120 BPM: the clock sets its pace.
         var song = MusicSequence(timeBase: .ticksPerQuarter(480))
         var track = MusicTrack()
@@ -34,6 +48,7 @@ extension JACKClientTests {
 
         let sender = try PlaybackSession(sequence: clockSong, options: .init(instrument: .builtIn, tailSeconds: 0))
         let output = JACKBackend(options: .init(clientName: "tactus-clock-out", server: server.name, connections: .none))
+        backends(input, output)
         output.sendMIDIClock(for: clockSong, to: [try #require(input.jackClient?.midiInputPortName)])
         try sender.start(on: output)
         var samples: [ClockInSample] = []

@@ -33,7 +33,9 @@ final class JACKServer {
             if (try? JACKClient(name: "probe-start", server: name)) != nil { return }
             usleep(20_000)
         }
-        kill()
+        // Stopped as its user would, so it leaves its registry entry behind only if it does not
+        // answer: JACK's registry holds eight servers, and killed ones keep their places.
+        stop()
         throw JACKError.serverUnavailable(server: name, status: 0)
     }
 
