@@ -397,7 +397,7 @@ public final class LV2PluginNode: ParameterizedNode {
     /// Loads the preset whose label or URI is `name` (``LV2PluginInfo/presets``): its control
     /// values become the parameters' values, and a plugin with state gets the preset's state.
     /// Call it on the control side while the node is not rendering; values set afterwards
-    /// (automation, ``setParameter(_:value:)``) override the preset's.
+    /// (automation, `setParameter(_:value:)`) override the preset's.
     /// - Throws: ``LV2Error/unknownPreset(plugin:name:presets:)`` naming the plugin's presets.
     public func loadPreset(_ name: String) throws(LV2Error) {
         guard let preset = info.preset(named: name),

@@ -2,7 +2,7 @@ import AudioGraph
 import Sequencing
 
 /// The song's tempo and time signature as the transport reports them to nodes that follow it
-/// (``AudioNode/followsTransport``): the musical position at every frame where either changes,
+/// (`AudioNode.followsTransport`): the musical position at every frame where either changes,
 /// and the position at any song frame between them. Built on the control side with the
 /// schedule; read on the audio thread without allocating.
 public struct TransportTimeline: Sendable {
