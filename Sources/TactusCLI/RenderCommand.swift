@@ -195,6 +195,13 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
                   transport plan: TransportPlan = TransportPlan(), report: inout OutputBuffer) throws -> RenderedAudio {
     try settings.instrument.prepareSamples(for: sequence)
 
+    // From the temporary file's creation on, a signal must remove it: it is noted, and the
+    // preparation and the render loop stop on it (before, the default action ends the process
+    // with nothing to clean up). Noted from just before the file exists, so no signal falls
+    // between the two.
+    for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+        signal(signalNumber) { number in renderSignal.store(number, ordering: .relaxed) }
+    }
     let writer: any AudioSink
     do {
         writer = try settings.audioFormat.makeWriter(path: output, sampleRate: settings.sampleRate,
@@ -203,11 +210,11 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
         printError("\(error)")
         throw ExitCode(ExitStatus.cannotCreate)
     }
-    // From here a signal must remove the temporary file: it is noted, and the preparation and
-    // the render loop stop on it (before, the default action ends the process with nothing to
-    // clean up).
-    for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
-        signal(signalNumber) { number in renderSignal.store(number, ordering: .relaxed) }
+    let early = renderSignal.load(ordering: .relaxed)
+    if early != 0 {
+        writer.cancel()
+        printError("\(output): interrupted; nothing written")
+        throw ExitCode(128 + early)
     }
     let progress = RenderProgress(plan: plan, tail: settings.tail, sampleRate: settings.sampleRate)
     let session: PlaybackSession
