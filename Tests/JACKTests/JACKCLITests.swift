@@ -115,7 +115,7 @@ extension JACKClientTests {
         defer { server.stop() }  // keeps the server alive to the end of the test
         let killed = try Self.run(["play", Self.song, "--instrument", "builtin", "--driver", "jack", "--jack-server", server.name,
                                    "--connect", "none"]) { _ in
-            #expect(server.waitForPorts(matching: "^Tactus"), "tactus play never joined the server")
+            #expect(server.waitForClient(matching: "^Tactus"), "tactus play never joined the server")
             server.kill()
         }
         #expect(killed.status == 74, "\(killed.stderr)")
@@ -132,7 +132,7 @@ extension JACKClientTests {
         }
         let frozen = try Self.run(["play", Self.song, "--instrument", "builtin", "--driver", "jack", "--jack-server", server.name,
                                    "--connect", "none"]) { process in
-            #expect(server.waitForPorts(matching: "^Tactus"), "tactus play never joined the server")
+            #expect(server.waitForClient(matching: "^Tactus"), "tactus play never joined the server")
             server.freeze()
             kill(process.processIdentifier, SIGTERM)
             // Only a guard against hanging the suite if the fix regresses: the expectations

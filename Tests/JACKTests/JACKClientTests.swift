@@ -165,7 +165,7 @@ struct JACKClientTests {
         let writer = RampSource(midiOffsets: offsets, midiPeriods: 8)
         try sender.start(source: writer, connections: .none)
         try sender.connect(sender.midiOutputPortName!, to: probe.midiInputPortName!)
-        usleep(50_000)
+        sender.waitForMorePeriods()
         writer.armed.store(true, ordering: .releasing)
         #expect(waitUntil { sink.midiCount.load(ordering: .acquiring) >= offsets.count * 8 })
         sender.stop()
@@ -199,7 +199,7 @@ struct JACKClientTests {
         controller.stopTransport()
         #expect(waitUntil { !follower.transport().isRolling })
         let stoppedAt = follower.transport().frame
-        usleep(100_000)
+        follower.waitForMorePeriods(8)
         #expect(follower.transport().frame == stoppedAt)
     }
 

@@ -43,7 +43,7 @@ extension JACKClientTests {
         try session.start(on: backend)
         during(session)
         _ = try await session.finished()
-        usleep(100_000)
+        probe.waitForMorePeriods()
         probe.stop()
         return ((0..<capture.midiCount.load(ordering: .acquiring)).map { capture.midi[$0] }, backend.underrunCount)
     }

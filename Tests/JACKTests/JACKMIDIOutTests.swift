@@ -107,7 +107,7 @@ extension JACKClientTests {
         try session.start(on: backend)
         #expect(backend.jackClient?.addedMIDIOutputPortNames.count == 1)
         _ = try await session.finished()
-        usleep(100_000)
+        probe.waitForMorePeriods()
         probe.stop()
         let received = (0..<capture.midiCount.load(ordering: .acquiring)).map { capture.midi[$0] }
         let firstHeard = (0..<capture.captured.load(ordering: .acquiring)).first { capture.left[$0] != 0 }

@@ -102,10 +102,10 @@ extension JACKClientTests {
         defer { try? FileManager.default.removeItem(atPath: take) }
         let (recorder, err) = try Self.startRecording(take, server: server.name)
         // The player sends the song's notes into the take until the server goes.
-        let recorderPorts = server.portCount(matching: "^Tactus")
+        let recorderPorts = server.portNames(matching: "^Tactus")
         let played = try Self.run(["play", Self.song, "--instrument", "builtin", "--driver", "jack", "--jack-server", server.name,
                                    "--connect", "none", "--port-tracks", "0=Tactus:midi_in"]) { _ in
-            #expect(server.waitForPorts(matching: "^Tactus", moreThan: recorderPorts), "tactus play never joined the server")
+            #expect(server.waitForClient(matching: "^Tactus", besides: recorderPorts), "tactus play never joined the server")
             // The server dies once the take's journal holds more than three notes, however slowly
             // the machine runs (a fixed delay failed under load).
             #expect(Self.waitForJournal(take + ".journal", noteOns: 4), "the take's journal never held 4 notes")

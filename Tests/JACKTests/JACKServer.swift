@@ -39,22 +39,28 @@ final class JACKServer {
         throw JACKError.serverUnavailable(server: name, status: 0)
     }
 
-    /// Waits until more than `already` ports whose names match `pattern` are on this server,
-    /// then half a second more so their client runs; true when they appeared. A process under
+    /// Waits until a client with ports whose names match `pattern` runs on this server, besides
+    /// the ports in `existing`; true when it did within `seconds`. Running is observed, not
+    /// assumed after a delay: JACK connects only the ports of active clients, so the first new
+    /// audio output it lets the probe connect to a playback port shows the client active. That
+    /// connection is left in place (a test server's dummy playback goes nowhere). A process under
     /// a sanitizer takes seconds to start, so a fixed sleep would kill the server too early.
-    func waitForPorts(matching pattern: String, moreThan already: Int = 0, seconds: Double = 30) -> Bool {
+    func waitForClient(matching pattern: String, besides existing: Set<String> = [], seconds: Double = 30) -> Bool {
         guard let probe = try? JACKClient(name: "probe-wait", server: name) else { return false }
-        let appeared = waitUntil(seconds: seconds) {
-            probe.ports(matching: pattern).count + probe.ports(matching: pattern, midi: true).count > already
+        // jack/types.h's JackPortFlags.
+        let isInput: Int32 = 0x1, isOutput: Int32 = 0x2, isPhysical: Int32 = 0x4
+        guard let target = probe.ports(flags: isInput | isPhysical).first else { return false }
+        return waitUntil(seconds: seconds) {
+            probe.ports(matching: pattern, flags: isOutput)
+                .filter { !existing.contains($0) }
+                .contains { (try? probe.connect($0, to: target)) != nil }
         }
-        usleep(500_000)
-        return appeared
     }
 
-    /// The number of ports matching `pattern` on this server now.
-    func portCount(matching pattern: String) -> Int {
-        guard let probe = try? JACKClient(name: "probe-count", server: name) else { return 0 }
-        return probe.ports(matching: pattern).count + probe.ports(matching: pattern, midi: true).count
+    /// The full names of the ports (audio and MIDI) matching `pattern` on this server now.
+    func portNames(matching pattern: String) -> Set<String> {
+        guard let probe = try? JACKClient(name: "probe-names", server: name) else { return [] }
+        return Set(probe.ports(matching: pattern) + probe.ports(matching: pattern, midi: true))
     }
 
     /// Kills the server at once, as a crash or `killall -9 jackd` would.
@@ -101,6 +107,16 @@ final class JACKServer {
             || name.hasPrefix("jack-") || name.hasPrefix("jack_db") {
             try? FileManager.default.removeItem(atPath: "/dev/shm/" + name)
         }
+    }
+}
+
+extension JACKClient {
+    /// Waits until this client has processed `count` more periods, however slowly the machine
+    /// runs: two are enough for what a client it listens to wrote in the period under way to
+    /// have reached it, or for a new connection to be in the server's graph.
+    func waitForMorePeriods(_ count: Int64 = 2) {
+        let seen = periodCount
+        #expect(waitUntil(seconds: 30) { periodCount >= seen + count }, "the client \(name) stopped processing")
     }
 }
 

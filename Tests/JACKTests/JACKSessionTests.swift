@@ -80,7 +80,7 @@ extension JACKClientTests {
         if let expectedRate { #expect(probe.sampleRate == expectedRate) }
         let summary = try await session.finished()
         #expect(summary.ending == .reachedEnd)
-        usleep(100_000)
+        probe.waitForMorePeriods()
         probe.stop()
         // Either side's xrun drops or repeats a period of what arrives (seen under PipeWire:
         // everything after frame 77,824, 38 periods in, one period off), so both count.

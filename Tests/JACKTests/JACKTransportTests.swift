@@ -86,7 +86,7 @@ extension JACKClientTests {
         controller.stopTransport()
         #expect(follow { session.position?.isPlaying == false })
         let stoppedAt = session.position?.tick
-        usleep(200_000)
+        controller.waitForMorePeriods(16)
         follower.update()
         #expect(session.position?.tick == stoppedAt)
         session.stop(drain: false)
