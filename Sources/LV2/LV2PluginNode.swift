@@ -78,28 +78,18 @@ public final class LV2PluginNode: ParameterizedNode {
     private let midiCapacity: Int
     private let atomInputs: [(buffer: UnsafeMutableRawPointer, capacity: Int)]
     private let atomOutputs: [(buffer: UnsafeMutableRawPointer, capacity: Int)]
-    // Events received for the slice being gathered: absolute frame and message.
-    private let eventCapacity = 4096
-    private let eventFrames: UnsafeMutablePointer<Int64>
-    private let eventMessages: UnsafeMutablePointer<MIDIMessage>
-    private var eventCount = 0
-    /// Events that arrived while the slice's queue was full (dropped).
-    public private(set) var droppedEventCount = 0
-    // Transport positions received for the slice being gathered (absolute frame and state),
-    // and the atom input they are written to as `time:Position` objects.
-    private let positionCapacity = 16
-    private let positionFrames: UnsafeMutablePointer<Int64>
-    private let positions: UnsafeMutablePointer<TransportPosition>
-    private var positionCount = 0
+    // The MIDI events, transport positions and messages for the slice being gathered.
+    private let sliceEvents = LV2SliceEvents()
+    /// MIDI events that were dropped: more than 4,096 in one slice, or more than its atom
+    /// buffer holds.
+    public var droppedEventCount: Int { sliceEvents.droppedEventCount }
+    // The atom input transport positions are written to as `time:Position` objects.
     private let positionTarget: PositionTarget
     private enum PositionTarget: Equatable {
         case none
         case midiPort
         case atomInput(Int)
     }
-    // Messages (patch:Set) the control side queued for the next slice, already forged.
-    private var pendingMessages: UnsafeMutableRawPointer?
-    private var pendingMessageBytes = 0
     private var sliceStart: Int64 = 0
     private var filled = 0
     private var nextFrame: Int64 = -1
@@ -160,12 +150,8 @@ public final class LV2PluginNode: ParameterizedNode {
         } else {
             positionTarget = .none
         }
-        positionFrames = .allocate(capacity: positionCapacity)
-        positions = .allocate(capacity: positionCapacity)
         atomOutputs = info.ports.filter { $0.kind == .atom && !$0.isInput }
             .map { (UnsafeMutableRawPointer.allocate(byteCount: atomSize($0), alignment: 8), atomSize($0)) }
-        eventFrames = .allocate(capacity: eventCapacity)
-        eventMessages = .allocate(capacity: eventCapacity)
 
         let sequenceSize = max(midiCapacity, atomInputs.map(\.capacity).max() ?? 0, atomOutputs.map(\.capacity).max() ?? 0,
                                Self.minimumAtomBufferSize)
@@ -185,11 +171,6 @@ public final class LV2PluginNode: ParameterizedNode {
         midiBuffer?.deallocate()
         atomInputs.forEach { $0.buffer.deallocate() }
         atomOutputs.forEach { $0.buffer.deallocate() }
-        eventFrames.deallocate()
-        eventMessages.deallocate()
-        positionFrames.deallocate()
-        positions.deallocate()
-        pendingMessages?.deallocate()
     }
 
     /// The identifier of the parameter whose port symbol or name is `name` (the symbol first,
@@ -247,41 +228,12 @@ public final class LV2PluginNode: ParameterizedNode {
     /// which runs right after the slice's `run`: offline, the file is loaded before the next
     /// slice, the same at any block size.
     public func setFile(_ path: String, forProperty property: String) {
-        let map = features.map
-        func urid(_ uri: String) -> UInt32 { tactus_urid_map_uri(map, uri) }
-        func padded(_ n: Int) -> Int { (n + 7) & ~7 }
-        let pathBytes = Array(path.utf8) + [0]
-        // Object body (id, otype), then two properties (key, context, value atom, value).
-        let propertyValue = 8 + 8 + 8 + padded(4)
-        let pathValue = 8 + 8 + padded(pathBytes.count)
-        let objectSize = 8 + propertyValue + pathValue
-        let total = 16 + padded(objectSize) // the event's frames and the object's atom header
-        let grown = UnsafeMutableRawPointer.allocate(byteCount: pendingMessageBytes + total, alignment: 8)
-        grown.initializeMemory(as: UInt8.self, repeating: 0, count: pendingMessageBytes + total)
-        if let pendingMessages { grown.copyMemory(from: pendingMessages, byteCount: pendingMessageBytes); pendingMessages.deallocate() }
-        var at = grown + pendingMessageBytes
-        func put(_ value: UInt32) { at.storeBytes(of: value, as: UInt32.self); at += 4 }
-        at.storeBytes(of: Int64(0), as: Int64.self); at += 8
-        put(UInt32(objectSize)); put(urid("http://lv2plug.in/ns/ext/atom#Object"))
-        put(0); put(urid("http://lv2plug.in/ns/ext/patch#Set"))
-        put(urid("http://lv2plug.in/ns/ext/patch#property")); put(0)
-        put(4); put(urid("http://lv2plug.in/ns/ext/atom#URID")); put(urid(property)); put(0)
-        put(urid("http://lv2plug.in/ns/ext/patch#value")); put(0)
-        put(UInt32(pathBytes.count)); put(urid("http://lv2plug.in/ns/ext/atom#Path"))
-        pathBytes.withUnsafeBytes { at.copyMemory(from: $0.baseAddress!, byteCount: pathBytes.count) }
-        pendingMessages = grown
-        pendingMessageBytes += total
+        sliceEvents.queueFile(path, forProperty: property, map: features.map)
     }
 
     /// Queues `message` for the slice that holds `frame`.
     public func receive(_ message: MIDIMessage, atFrame frame: Int64) {
-        guard eventCount < eventCapacity else {
-            droppedEventCount += 1
-            return
-        }
-        eventFrames[eventCount] = frame
-        eventMessages[eventCount] = message
-        eventCount += 1
+        sliceEvents.add(message, atFrame: frame)
     }
 
     /// True when the plugin reads the transport's position (an atom input that supports
@@ -294,10 +246,7 @@ public final class LV2PluginNode: ParameterizedNode {
     public func transportChanged(_ position: TransportPosition, atFrame frame: Int64) {
         guard positionTarget != .none else { return }
         // Full (sixteen changes in one slice): the latest state replaces the last queued one.
-        if positionCount == positionCapacity { positionCount -= 1 }
-        positionFrames[positionCount] = frame
-        positions[positionCount] = position
-        positionCount += 1
+        sliceEvents.add(position, atFrame: frame)
     }
 
     /// Plays the previous slice's output while gathering this call's frames (and input) into
@@ -451,8 +400,8 @@ public final class LV2PluginNode: ParameterizedNode {
         for buffer in audioIn { buffer.update(repeating: 0, count: grid) }
         delayedLeft.update(repeating: 0, count: grid)
         delayedRight.update(repeating: 0, count: grid)
-        eventCount = 0
-        positionCount = 0
+        sliceEvents.discardEvents()
+        sliceEvents.discardPositions()
         nextFrame = -1
     }
 
@@ -472,95 +421,11 @@ public final class LV2PluginNode: ParameterizedNode {
     /// its transport positions into the port that takes them, each in frame order.
     private func writeEvents() {
         if let midiBuffer {
-            writeSequence(into: midiBuffer, capacity: midiCapacity, midi: true, positions: positionTarget == .midiPort)
+            sliceEvents.writeSequence(into: midiBuffer, capacity: midiCapacity, sliceStart: sliceStart, midi: true,
+                                      positions: positionTarget == .midiPort, features: features)
         }
-        eventCount = 0
-        if case .atomInput = positionTarget {} else { positionCount = 0 }
-    }
-
-    /// Writes an atom sequence into `buffer`: queued messages first (MIDI port only), then MIDI
-    /// events and `time:Position` objects merged by frame, a position before the MIDI events
-    /// of its frame. What does not fit is dropped and counted.
-    private func writeSequence(into buffer: UnsafeMutableRawPointer, capacity: Int, midi: Bool, positions includePositions: Bool) {
-        let sequence = buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
-        sequence.pointee.atom.type = features.atomSequence
-        sequence.pointee.body = LV2_Atom_Sequence_Body(unit: 0, pad: 0)
-        var used = MemoryLayout<LV2_Atom_Sequence>.size
-        let eventHeader = MemoryLayout<LV2_Atom_Event_Frames>.size
-        // Queued messages go first, at frame 0 (the buffer is handed back on the control side).
-        if midi, let pendingMessages, pendingMessageBytes > 0, used + pendingMessageBytes <= capacity {
-            (buffer + used).copyMemory(from: pendingMessages, byteCount: pendingMessageBytes)
-            used += pendingMessageBytes
-            pendingMessageBytes = 0
-        }
-        var m = midi ? 0 : eventCount, p = includePositions ? 0 : positionCount
-        while m < eventCount || p < positionCount {
-            let positionFirst = p < positionCount && (m == eventCount || positionFrames[p] <= eventFrames[m])
-            // Events arrive in frame order; one from before the slice (only after a jump)
-            // plays at its first frame.
-            let frame = max(0, (positionFirst ? positionFrames[p] : eventFrames[m]) - sliceStart)
-            if positionFirst {
-                let total = eventHeader + Self.positionObjectSize
-                if used + total <= capacity {
-                    writePosition(positions[p], frame: frame, at: buffer + used)
-                    used += total
-                }
-                p += 1
-                continue
-            }
-            let message = eventMessages[m]
-            m += 1
-            let size = 1 + message.dataByteCount
-            let total = eventHeader + ((size + 7) & ~7)
-            guard used + total <= capacity else {
-                droppedEventCount += 1
-                continue
-            }
-            let event = (buffer + used).assumingMemoryBound(to: LV2_Atom_Event_Frames.self)
-            event.pointee.frames = frame
-            event.pointee.body = LV2_Atom(size: UInt32(size), type: features.midiEvent)
-            let bytes = (buffer + used + eventHeader).assumingMemoryBound(to: UInt8.self)
-            bytes[0] = message.status
-            bytes[1] = message.data1
-            bytes[2] = message.data2
-            used += total
-        }
-        if includePositions { positionCount = 0 }
-        sequence.pointee.atom.size = UInt32(used - MemoryLayout<LV2_Atom>.size)
-    }
-
-    /// Bytes of a `time:Position` object's body: its id and type, then seven properties of
-    /// 24 bytes each (key, context, the value's atom header, the value padded to 8).
-    private static let positionObjectSize = 8 + 7 * 24
-
-    /// Writes `position` as an event at `frame` whose body is a `time:Position` object.
-    private func writePosition(_ position: TransportPosition, frame: Int64, at start: UnsafeMutableRawPointer) {
-        let uris = features.time
-        start.storeBytes(of: frame, as: Int64.self)
-        start.storeBytes(of: UInt32(Self.positionObjectSize), toByteOffset: 8, as: UInt32.self)
-        start.storeBytes(of: uris.object, toByteOffset: 12, as: UInt32.self)
-        start.storeBytes(of: UInt32(0), toByteOffset: 16, as: UInt32.self)
-        start.storeBytes(of: uris.position, toByteOffset: 20, as: UInt32.self)
-        var property = start + 24
-        Self.writeProperty(uris.frame, type: uris.long, size: 8, bits: UInt64(bitPattern: position.songFrame), at: &property)
-        Self.writeProperty(uris.speed, type: uris.float, size: 4, bits: UInt64(position.speed.bitPattern), at: &property)
-        Self.writeProperty(uris.bar, type: uris.long, size: 8, bits: UInt64(bitPattern: position.bar), at: &property)
-        Self.writeProperty(uris.barBeat, type: uris.float, size: 4, bits: UInt64(Float(position.barBeat).bitPattern), at: &property)
-        Self.writeProperty(uris.beatUnit, type: uris.int, size: 4, bits: UInt64(UInt32(bitPattern: position.beatUnit)), at: &property)
-        Self.writeProperty(uris.beatsPerBar, type: uris.float, size: 4, bits: UInt64(position.beatsPerBar.bitPattern), at: &property)
-        Self.writeProperty(uris.beatsPerMinute, type: uris.float, size: 4, bits: UInt64(Float(position.beatsPerMinute).bitPattern),
-                           at: &property)
-    }
-
-    /// One property of an atom object: key, context, the value's atom header, then the value
-    /// (its low `size` bytes of `bits`, little-endian as x86 and ARM store them) padded to 8.
-    private static func writeProperty(_ key: LV2_URID, type: LV2_URID, size: UInt32, bits: UInt64, at pointer: inout UnsafeMutableRawPointer) {
-        pointer.storeBytes(of: key, as: UInt32.self)
-        pointer.storeBytes(of: UInt32(0), toByteOffset: 4, as: UInt32.self)
-        pointer.storeBytes(of: size, toByteOffset: 8, as: UInt32.self)
-        pointer.storeBytes(of: type, toByteOffset: 12, as: UInt32.self)
-        pointer.storeBytes(of: bits, toByteOffset: 16, as: UInt64.self)
-        pointer += 24
+        sliceEvents.discardEvents()
+        if case .atomInput = positionTarget {} else { sliceEvents.discardPositions() }
     }
 
     /// Copies the parameters' current values into the control ports the plugin reads.
@@ -581,7 +446,8 @@ public final class LV2PluginNode: ParameterizedNode {
         // for-in allocates.
         for i in 0..<atomInputs.count {
             if case .atomInput(i) = positionTarget {
-                writeSequence(into: atomInputs[i].buffer, capacity: atomInputs[i].capacity, midi: false, positions: true)
+                sliceEvents.writeSequence(into: atomInputs[i].buffer, capacity: atomInputs[i].capacity, sliceStart: sliceStart, midi: false,
+                                          positions: true, features: features)
                 continue
             }
             let sequence = atomInputs[i].buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
