@@ -29,9 +29,12 @@ public struct TransportTimeline: Sendable {
         for segment in tempo.segments { ticks.insert(segment.startTick) }
         for segment in meter.segments { ticks.insert(segment.startTick) }
         var changes: [Change] = []
+        // Both are in tick order: one pass over the meter's segments, not a search per change.
+        var meterIndex = 0
         for tick in ticks.sorted() {
             let frame = tempo.frame(atTick: tick, sampleRate: sampleRate)
-            let segment = meter.segments.last { $0.startTick <= tick } ?? meter.segments[0]
+            while meterIndex + 1 < meter.segments.count && meter.segments[meterIndex + 1].startTick <= tick { meterIndex += 1 }
+            let segment = meter.segments[meterIndex]
             let unit = segment.signature.denominator
             let elapsed = tick - segment.startTick
             let inBar = elapsed % segment.ticksPerBar
