@@ -123,7 +123,7 @@ let package = Package(
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "AudioTestSupport"]),
         .testTarget(name: "LV2Tests", dependencies: ["LV2", "CLilv", "AudioGraph", "MIDI", "Playback", "Sequencing", "TactusTestSupport", "AudioTestSupport"]),
-        .testTarget(name: "ALSATests", dependencies: ["Locking", "ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph"]),
+        .testTarget(name: "ALSATests", dependencies: ["Locking", "ALSA", "Sequencing", "MIDI", "MIDIFile", "Playback", "AudioGraph", "AudioTestSupport"]),
         .testTarget(name: "JACKTests", dependencies: ["Locking", "JACK", "Playback", "Recording", "Sequencing", "MIDIFile", "AudioTestSupport", "TactusTestSupport"]),
         .testTarget(name: "SequencingTests", dependencies: ["Sequencing", "MIDI"]),
         .testTarget(name: "SoundFontTests", dependencies: ["SoundFont", "AudioTestSupport"]),

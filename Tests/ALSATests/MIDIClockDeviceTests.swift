@@ -1,4 +1,5 @@
 import ALSA
+import AudioTestSupport
 import Foundation
 import MIDIFile
 import Sequencing
@@ -68,7 +69,9 @@ struct MIDIClockDeviceTests {
             usleep(20_000)
         }
         #expect(status == 0, "exit status \(status)")
-        usleep(200_000)
+        // tactus leaves once the sequencer has delivered everything; once the probe's client has
+        // read it all from the kernel, stopping its input delivers what it read first.
+        #expect(SequencerClients.waitUntilRead(number: client.clientID), "the probe never read what it was sent")
         input.stop()
         return received.withLock { $0 }
     }

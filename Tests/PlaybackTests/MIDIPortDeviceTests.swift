@@ -1,3 +1,4 @@
+import AudioTestSupport
 import Foundation
 import MIDI
 import MIDIFile
@@ -91,7 +92,7 @@ struct MIDIPortDeviceTests {
         let recording = dir + "/rec.mid"
         let recorder = try spawn("/usr/bin/arecordmidi", ["-p", "14:0", "-b", "120", "-t", "960", recording],
                                         stdout: dir + "/arecordmidi.out", stderr: dir + "/arecordmidi.err")
-        usleep(500_000)
+        #expect(SequencerClients.waitForSubscription(of: "arecordmidi", from: "14:0"), "arecordmidi never subscribed to 14:0")
         let binary = ProcessInfo.processInfo.environment["TACTUS_BINARY"] ?? device.cli.tactus
         let player = try spawn(binary, ["play"] + arguments + ["--port", "14:0"], stdout: dir + "/tactus.out", stderr: dir + "/tactus.err")
         if let interruptAfter {
@@ -99,7 +100,9 @@ struct MIDIPortDeviceTests {
             kill(player, SIGINT)
         }
         let status = waitForExit(player, seconds: 60, what: "tactus play --port")
-        usleep(300_000)
+        // tactus leaves once the sequencer has delivered everything; arecordmidi stops on
+        // SIGINT without reading what is still waiting for it, so it must have read it all.
+        #expect(SequencerClients.waitUntilRead(byClientNamed: "arecordmidi"), "arecordmidi never read what it was sent")
         kill(recorder, SIGINT)
         _ = waitForExit(recorder, seconds: 10, what: "arecordmidi")
         let read = { (name: String) in (try? String(contentsOfFile: dir + "/" + name, encoding: .utf8)) ?? "" }

@@ -1,3 +1,4 @@
+import AudioTestSupport
 import Foundation
 import Testing
 
@@ -65,7 +66,7 @@ struct PlayerDeviceTests {
         let recorder = try spawn("/usr/bin/arecord",
                                  ["-q", "-D", "hw:Loopback,1,0", "-f", "S16_LE", "-c", "2", "-r", "48000", "-t", "raw", "-d", "\(seconds)", capture],
                                  stdout: dir + "/arecord.out", stderr: dir + "/arecord.err")
-        usleep(300_000)
+        #expect(PCMStatus.waitUntilRunning(card: "Loopback", device: 1, subdevice: 0, capture: true), "arecord never started capturing")
         let played = try tactus(["play", "--instrument", "builtin", song, "--device", "hw:Loopback,0,0", "--latency", "100"] + options)
         #expect(try waitForExit(recorder) == 0)
         #expect(played.status == 0, "\(played.stderr)")

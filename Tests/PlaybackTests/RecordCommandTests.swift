@@ -47,16 +47,6 @@ import Testing
         close(fd)
     }
 
-    /// Waits (at most 60 s) until the take's journal at `path` holds `count` messages, as a
-    /// user's program would see its notes reach the disk; false if it never does.
-    func waitForJournal(_ path: String, messages count: Int) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if let contents = try? RecordingJournal.read(contentsOf: path), contents.events.count >= count { return true }
-            usleep(10_000)
-        }
-        return false
-    }
 
     func finish(_ p: Process, dir: String) -> (status: Int32, stdout: String, stderr: String) {
         p.waitUntilExit()
@@ -316,4 +306,15 @@ import Testing
         #expect(r.status == 69)
         #expect(r.stderr == "tactus: no ALSA sequencer: /dev/snd/seq does not exist (load the kernel module: sudo modprobe snd-seq)\n", "\(r.stderr)")
     }
+}
+
+/// Waits (at most 60 s) until the take's journal at `path` holds `count` messages, as a user's
+/// program would see its notes reach the disk; false if it never does.
+func waitForJournal(_ path: String, messages count: Int) -> Bool {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while ContinuousClock.now < deadline {
+        if let contents = try? RecordingJournal.read(contentsOf: path), contents.events.count >= count { return true }
+        usleep(10_000)
+    }
+    return false
 }

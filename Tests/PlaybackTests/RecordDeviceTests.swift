@@ -1,7 +1,9 @@
 import ALSA
+import AudioTestSupport
 import Foundation
 import MIDI
 import MIDIFile
+import Recording
 import Sequencing
 import Synchronization
 import Testing
@@ -253,7 +255,12 @@ struct RecordDeviceTests {
         let player = try ports.spawn("/usr/bin/aplaymidi", ["-p", target, song], stdout: dir + "/aplaymidi.out", stderr: dir + "/aplaymidi.err")
         let played = ports.waitForExit(player, seconds: 60, what: "aplaymidi")
         #expect(played == 0, "\(read(dir + "/aplaymidi.err"))")
-        usleep(300_000)
+        // Stopped once the take's journal holds every message the song sent, however late the
+        // emulated machine runs the recorder.
+        if let output = recordArguments.firstIndex(of: "-o").map({ recordArguments[$0 + 1] }) {
+            let sent = try events(song).count
+            #expect(waitForJournal(output + ".journal", messages: sent), "the journal never held the song's \(sent) messages")
+        }
         kill(recording.pid, SIGINT)
         let status = ports.waitForExit(recording.pid, seconds: 20, what: "tactus record")
         return (status, read(dir + "/record.out"), read(dir + "/record.err"))
@@ -318,7 +325,7 @@ struct RecordDeviceTests {
         writeRaw([0xC2, 19, 0x92, 60, 100, 64, 0xF8, 90], fd: fd)
         usleep(100_000)
         writeRaw([0x92, 60, 0, 64, 0, 0xF0, 0x7D, 0x10, 0x20, 0xF7, 0xE2, 0x00, 0x50, 0xB2, 7, 99], fd: fd)
-        usleep(200_000)
+        #expect(waitForJournal(dir + "/rec.mid.journal", messages: 8), "the journal never held the 8 messages")
         close(fd)
         kill(recording.pid, SIGINT)
         #expect(ports.waitForExit(recording.pid, seconds: 20, what: "tactus record") == 0, "\(read(dir + "/record.err"))")
@@ -398,12 +405,12 @@ struct RecordDeviceTests {
         let recording = dir + "/rec.mid"
         let recorder = try ports.spawn("/usr/bin/arecordmidi", ["-p", "14:0", "-b", "120", "-t", "960", recording],
                                        stdout: dir + "/arecordmidi.out", stderr: dir + "/arecordmidi.err")
-        usleep(500_000)
+        #expect(SequencerClients.waitForSubscription(of: "arecordmidi", from: "14:0"), "arecordmidi never subscribed to 14:0")
         // The click track goes to Midi Through while the (empty) rest plays on snd-dummy.
         let r = try ports.device.tactus(["play", "--instrument", "builtin", song, "--device", "hw:2,0", "--latency", "50", "--to", "5:1", "--tail", "0.2",
                                          "--quiet", "--port-tracks", "1=14:0"])
         #expect(r.status == 0, "\(r.stderr)")
-        usleep(300_000)
+        #expect(SequencerClients.waitUntilRead(byClientNamed: "arecordmidi"), "arecordmidi never read what it was sent")
         kill(recorder, SIGINT)
         _ = ports.waitForExit(recorder, seconds: 10, what: "arecordmidi")
         let original = try ports.heard(song).notes.filter { $0.seconds < 9.3 }
