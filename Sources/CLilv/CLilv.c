@@ -21,6 +21,8 @@
     F(const char *, lilv_node_as_uri, (const LilvNode *value), (value), NULL) \
     F(const char *, lilv_node_as_string, (const LilvNode *value), (value), NULL) \
     F(bool, lilv_node_is_float, (const LilvNode *value), (value), false) \
+    F(bool, lilv_node_is_uri, (const LilvNode *value), (value), false) \
+    F(bool, lilv_node_equals, (const LilvNode *a, const LilvNode *b), (a, b), false) \
     F(float, lilv_node_as_float, (const LilvNode *value), (value), 0) \
     F(bool, lilv_node_is_int, (const LilvNode *value), (value), false) \
     F(int, lilv_node_as_int, (const LilvNode *value), (value), 0) \

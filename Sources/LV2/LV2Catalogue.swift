@@ -58,6 +58,20 @@ public struct LV2Preset: Sendable, Hashable {
     public var label: String
 }
 
+/// A file a plugin reads, set with `patch:Set` (a `patch:writable` parameter whose range is
+/// `atom:Path`): a sampler's sample, a SoundFont player's bank.
+public struct LV2FileParameter: Sendable, Hashable {
+    /// The parameter's URI: the property `patch:Set` names.
+    public var uri: String
+    /// Its label (`rdfs:label`), or the last part of the URI when it has none.
+    public var label: String
+    /// The last part of the URI, after its last `#`, `:` or `/` (`sf2file`, `sample`): a short
+    /// name to give it by.
+    public var shortName: String {
+        uri.split(whereSeparator: { "#:/".contains($0) }).last.map(String.init) ?? uri
+    }
+}
+
 /// A plugin found by lilv: what `tactus info --plugins` lists and what hosting checks.
 public struct LV2PluginInfo: Sendable, Hashable {
     /// What the plugin does, as far as hosting it is concerned.
@@ -84,6 +98,13 @@ public struct LV2PluginInfo: Sendable, Hashable {
     public var requiredFeatures: [String]
     /// The presets its bundles (and the user's) declare, by label.
     public var presets: [LV2Preset] = []
+    /// The files it reads, set through ``LV2PluginNode/setFile(_:forProperty:)``.
+    public var fileParameters: [LV2FileParameter] = []
+    /// The file parameter whose URI, short name or label (without regard to case) is `name`.
+    public func fileParameter(named name: String) -> LV2FileParameter? {
+        fileParameters.first { $0.uri == name } ?? fileParameters.first { $0.shortName == name }
+            ?? fileParameters.first { $0.label.caseInsensitiveCompare(name) == .orderedSame }
+    }
     /// The preset whose label (without regard to case) or URI is `name`.
     public func preset(named name: String) -> LV2Preset? {
         presets.first { $0.uri == name } ?? presets.first { $0.label.caseInsensitiveCompare(name) == .orderedSame }
@@ -257,7 +278,31 @@ public final class LV2Catalogue {
         // lilv gives a plugin's features in an order that changes from one world to the next.
         var info = LV2PluginInfo(uri: uri, name: name, kind: kind, classURI: classURI, ports: ports, requiredFeatures: features.sorted())
         info.presets = presets(of: plugin, world: world, uris: uris)
+        info.fileParameters = fileParameters(of: plugin, world: world, uris: uris)
         return info
+    }
+
+    /// The plugin's `patch:writable` parameters whose range is `atom:Path`, by URI.
+    private static func fileParameters(of plugin: OpaquePointer, world: OpaquePointer, uris: CatalogueURIs) -> [LV2FileParameter] {
+        guard let writable = lilv_plugin_get_value(plugin, uris.patchWritable) else { return [] }
+        defer { lilv_nodes_free(writable) }
+        var parameters: [LV2FileParameter] = []
+        var i = lilv_nodes_begin(writable)
+        while !lilv_nodes_is_end(writable, i) {
+            defer { i = lilv_nodes_next(writable, i) }
+            guard let node = lilv_nodes_get(writable, i), lilv_node_is_uri(node),
+                  let range = lilv_world_get(world, node, uris.range, nil) else { continue }
+            defer { lilv_node_free(range) }
+            guard lilv_node_equals(range, uris.atomPath) else { continue }
+            var parameter = LV2FileParameter(uri: string(lilv_node_as_uri(node)), label: "")
+            parameter.label = parameter.shortName
+            if let label = lilv_world_get(world, node, uris.label, nil) {
+                parameter.label = string(lilv_node_as_string(label))
+                lilv_node_free(label)
+            }
+            parameters.append(parameter)
+        }
+        return parameters.sorted { $0.uri < $1.uri }
     }
 
     /// The plugin's presets, by label: each one's data file is read for its label.
@@ -324,6 +369,7 @@ public final class LV2Catalogue {
 private struct CatalogueURIs {
     let audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, timePosition, minimumSize: OpaquePointer
     let connectionOptional, toggled, integer, sampleRate, rdfType, preset, label: OpaquePointer
+    let patchWritable, range, atomPath: OpaquePointer
 
     init(world: OpaquePointer) {
         func node(_ uri: String) -> OpaquePointer { lilv_new_uri(world, uri) }
@@ -342,11 +388,14 @@ private struct CatalogueURIs {
         rdfType = node(LV2URI.rdfType)
         preset = node(LV2URI.preset)
         label = node(LV2URI.rdfsLabel)
+        patchWritable = node(LV2URI.patchWritable)
+        range = node(LV2URI.rdfsRange)
+        atomPath = node(LV2URI.atomPath)
     }
 
     func free() {
         for node in [audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, timePosition, minimumSize, connectionOptional, toggled, integer, sampleRate,
-                     rdfType, preset, label] {
+                     rdfType, preset, label, patchWritable, range, atomPath] {
             lilv_node_free(node)
         }
     }

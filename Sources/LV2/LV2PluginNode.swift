@@ -90,6 +90,8 @@ public final class LV2PluginNode: ParameterizedNode {
         case midiPort
         case atomInput(Int)
     }
+    // File parameters set on the control side: sent again to a new instance.
+    private var files: [(property: String, path: String)] = []
     private var sliceStart: Int64 = 0
     private var filled = 0
     private var nextFrame: Int64 = -1
@@ -222,13 +224,34 @@ public final class LV2PluginNode: ParameterizedNode {
     }
 
     /// Sets a file parameter of the plugin (a sample for a sampler, a bank for a SoundFont
-    /// player): sends `patch:Set` of `property` (a URI) to `path` at the first frame of the
-    /// next slice. Call it on the control side while the node is not rendering (before a
-    /// render starts, or between offline renders). Plugins load files through the worker,
-    /// which runs right after the slice's `run`: offline, the file is loaded before the next
-    /// slice, the same at any block size.
+    /// player, ``LV2PluginInfo/fileParameters``): sends it `patch:Set` of `property` (a URI)
+    /// to `path` at once, in a run of its own on silence, and runs the work the plugin
+    /// schedules (loading the file) before returning, so the file plays from the first frame
+    /// of the next render, the same at any block size. The node sends it again whenever it
+    /// instantiates the plugin anew (another sample rate). Call it on the control side while
+    /// the node is not rendering.
     public func setFile(_ path: String, forProperty property: String) {
-        sliceEvents.queueFile(path, forProperty: property, map: features.map)
+        files.removeAll { $0.property == property }
+        files.append((property, path))
+        if let instance { deliverFile(path, forProperty: property, to: instance) }
+    }
+
+    /// Runs the plugin once on silence with `patch:Set` in its control input, then the work it
+    /// scheduled; what it played is dropped.
+    private func deliverFile(_ path: String, forProperty property: String, to instance: UnsafeMutablePointer<LilvInstance>) {
+        guard let target = midiBuffer ?? atomInputs.first?.buffer else { return }
+        let capacity = midiBuffer != nil ? midiCapacity : atomInputs[0].capacity
+        guard LV2SliceEvents.writeFileMessage(path, forProperty: property, into: target, capacity: capacity, features: features) else {
+            logHandler?(info.name, .error, "the path \(path) is too long for the plugin's control input")
+            return
+        }
+        for buffer in audioIn { buffer.update(repeating: 0, count: grid) }
+        prepareAtomPorts(except: target)
+        let handle = instance.pointee.lv2_handle
+        instance.pointee.lv2_descriptor.pointee.run?(handle, UInt32(grid))
+        features.worker.perform(handle: handle)
+        flushLog()
+        writeEmptySequence(into: target)
     }
 
     /// Queues `message` for the slice that holds `frame`.
@@ -332,6 +355,7 @@ public final class LV2PluginNode: ParameterizedNode {
         }
         if info.requiredFeatures.contains(LV2URI.loadDefaultState) { restoreDefaultState(created) }
         descriptor.activate?(handle)
+        for file in files { deliverFile(file.path, forProperty: file.property, to: created) }
         flushLog()
     }
 
@@ -428,6 +452,28 @@ public final class LV2PluginNode: ParameterizedNode {
         if case .atomInput = positionTarget {} else { sliceEvents.discardPositions() }
     }
 
+    private func writeEmptySequence(into buffer: UnsafeMutableRawPointer) {
+        let sequence = buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
+        sequence.pointee.atom = LV2_Atom(size: UInt32(MemoryLayout<LV2_Atom_Sequence_Body>.size), type: features.atomSequence)
+        sequence.pointee.body = LV2_Atom_Sequence_Body(unit: 0, pad: 0)
+    }
+
+    /// Empty sequences in every atom input but `kept` (the MIDI one included), and room in
+    /// every output, for a run outside the render.
+    private func prepareAtomPorts(except kept: UnsafeMutableRawPointer) {
+        if let midiBuffer, midiBuffer != kept { writeEmptySequence(into: midiBuffer) }
+        for i in 0..<atomInputs.count where atomInputs[i].buffer != kept { writeEmptySequence(into: atomInputs[i].buffer) }
+        prepareAtomOutputs()
+    }
+
+    private func prepareAtomOutputs() {
+        for i in 0..<atomOutputs.count {
+            // An output port's buffer tells the plugin how much room it has.
+            atomOutputs[i].buffer.assumingMemoryBound(to: LV2_Atom.self).pointee =
+                LV2_Atom(size: UInt32(atomOutputs[i].capacity - MemoryLayout<LV2_Atom>.size), type: features.atomChunk)
+        }
+    }
+
     /// Copies the parameters' current values into the control ports the plugin reads.
     private func latchControls() {
         for i in 0..<controlInputPorts.count {
@@ -448,17 +494,11 @@ public final class LV2PluginNode: ParameterizedNode {
             if case .atomInput(i) = positionTarget {
                 sliceEvents.writeSequence(into: atomInputs[i].buffer, capacity: atomInputs[i].capacity, sliceStart: sliceStart, midi: false,
                                           positions: true, features: features)
-                continue
+            } else {
+                writeEmptySequence(into: atomInputs[i].buffer)
             }
-            let sequence = atomInputs[i].buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
-            sequence.pointee.atom = LV2_Atom(size: UInt32(MemoryLayout<LV2_Atom_Sequence_Body>.size), type: features.atomSequence)
-            sequence.pointee.body = LV2_Atom_Sequence_Body(unit: 0, pad: 0)
         }
-        for i in 0..<atomOutputs.count {
-            // An output port's buffer tells the plugin how much room it has.
-            atomOutputs[i].buffer.assumingMemoryBound(to: LV2_Atom.self).pointee =
-                LV2_Atom(size: UInt32(atomOutputs[i].capacity - MemoryLayout<LV2_Atom>.size), type: features.atomChunk)
-        }
+        prepareAtomOutputs()
         let handle = instance.pointee.lv2_handle
         features.logBuffer.onAudioThread = true
         instance.pointee.lv2_descriptor.pointee.run?(handle, UInt32(grid))

@@ -2,12 +2,12 @@ import AudioGraph
 import CLilv
 import MIDI
 
-/// What reaches a plugin's atom inputs in one slice of ``LV2PluginNode/gridFrames``: the MIDI
-/// events and transport positions received for the slice's frames, and the messages the
-/// control side queued (`patch:Set` of a file), written as atom sequences when the slice runs.
+/// What reaches a plugin's atom inputs: the MIDI events and transport positions received for
+/// a slice's frames, written as atom sequences when the slice runs, and the messages the
+/// control side sends between renders (`patch:Set` of a file).
 ///
-/// Its storage is allocated once, at fixed capacities: receiving and writing run on the render
-/// thread and allocate nothing. Queuing a message happens on the control side.
+/// The slice's storage is allocated once, at fixed capacities: receiving and writing run on
+/// the render thread and allocate nothing. Messages are forged on the control side.
 final class LV2SliceEvents {
     /// MIDI events one slice holds; more are dropped and counted.
     static let eventCapacity = 4096
@@ -22,16 +22,12 @@ final class LV2SliceEvents {
     private let positionFrames = UnsafeMutablePointer<Int64>.allocate(capacity: positionCapacity)
     private let positions = UnsafeMutablePointer<TransportPosition>.allocate(capacity: positionCapacity)
     private(set) var positionCount = 0
-    // Messages for the next slice's MIDI port, already forged as atom events at frame 0.
-    private var pendingMessages: UnsafeMutableRawPointer?
-    private var pendingMessageBytes = 0
 
     deinit {
         eventFrames.deallocate()
         eventMessages.deallocate()
         positionFrames.deallocate()
         positions.deallocate()
-        pendingMessages?.deallocate()
     }
 
     /// Queues `message` for the slice that holds `frame`.
@@ -59,9 +55,11 @@ final class LV2SliceEvents {
     /// Forgets the transport positions gathered so far.
     func discardPositions() { positionCount = 0 }
 
-    /// Queues `patch:Set` of `property` (a URI) to the file `path`, for the next slice's MIDI
-    /// port (control side: this allocates).
-    func queueFile(_ path: String, forProperty property: String, map: OpaquePointer) {
+    /// Writes into `buffer` an atom sequence holding one message at frame 0: `patch:Set` of
+    /// `property` (a URI) to the file `path` (control side). False when it does not fit.
+    static func writeFileMessage(_ path: String, forProperty property: String, into buffer: UnsafeMutableRawPointer, capacity: Int,
+                                 features: LV2HostFeatures) -> Bool {
+        let map = features.map
         func urid(_ uri: String) -> UInt32 { tactus_urid_map_uri(map, uri) }
         func padded(_ n: Int) -> Int { (n + 7) & ~7 }
         let pathBytes = Array(path.utf8) + [0]
@@ -70,10 +68,13 @@ final class LV2SliceEvents {
         let pathValue = 8 + 8 + padded(pathBytes.count)
         let objectSize = 8 + propertyValue + pathValue
         let total = 16 + padded(objectSize) // the event's frames and the object's atom header
-        let grown = UnsafeMutableRawPointer.allocate(byteCount: pendingMessageBytes + total, alignment: 8)
-        grown.initializeMemory(as: UInt8.self, repeating: 0, count: pendingMessageBytes + total)
-        if let pendingMessages { grown.copyMemory(from: pendingMessages, byteCount: pendingMessageBytes); pendingMessages.deallocate() }
-        var at = grown + pendingMessageBytes
+        let header = MemoryLayout<LV2_Atom_Sequence>.size
+        guard header + total <= capacity else { return false }
+        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: header + total)
+        let sequence = buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
+        sequence.pointee.atom = LV2_Atom(size: UInt32(header + total - MemoryLayout<LV2_Atom>.size), type: features.atomSequence)
+        sequence.pointee.body = LV2_Atom_Sequence_Body(unit: 0, pad: 0)
+        var at = buffer + header
         func put(_ value: UInt32) { at.storeBytes(of: value, as: UInt32.self); at += 4 }
         at.storeBytes(of: Int64(0), as: Int64.self); at += 8
         put(UInt32(objectSize)); put(urid("http://lv2plug.in/ns/ext/atom#Object"))
@@ -83,15 +84,13 @@ final class LV2SliceEvents {
         put(urid("http://lv2plug.in/ns/ext/patch#value")); put(0)
         put(UInt32(pathBytes.count)); put(urid("http://lv2plug.in/ns/ext/atom#Path"))
         pathBytes.withUnsafeBytes { at.copyMemory(from: $0.baseAddress!, byteCount: pathBytes.count) }
-        pendingMessages = grown
-        pendingMessageBytes += total
+        return true
     }
 
-    /// Writes an atom sequence into `buffer` for the slice starting at `sliceStart`: queued
-    /// messages first (with `midi`, for the MIDI port), then the MIDI events (with `midi`) and
-    /// `time:Position` objects (with `includePositions`) merged by frame, a position before
-    /// the MIDI events of its frame. What it writes is then forgotten; what does not fit is
-    /// dropped, MIDI events counted.
+    /// Writes an atom sequence into `buffer` for the slice starting at `sliceStart`: the MIDI
+    /// events (with `midi`) and `time:Position` objects (with `includePositions`) merged by
+    /// frame, a position before the MIDI events of its frame. What it writes is then
+    /// forgotten; what does not fit is dropped, MIDI events counted.
     func writeSequence(into buffer: UnsafeMutableRawPointer, capacity: Int, sliceStart: Int64, midi: Bool, positions includePositions: Bool,
                        features: LV2HostFeatures) {
         let sequence = buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
@@ -99,12 +98,6 @@ final class LV2SliceEvents {
         sequence.pointee.body = LV2_Atom_Sequence_Body(unit: 0, pad: 0)
         var used = MemoryLayout<LV2_Atom_Sequence>.size
         let eventHeader = MemoryLayout<LV2_Atom_Event_Frames>.size
-        // Queued messages go first, at frame 0 (the buffer is handed back on the control side).
-        if midi, let pendingMessages, pendingMessageBytes > 0, used + pendingMessageBytes <= capacity {
-            (buffer + used).copyMemory(from: pendingMessages, byteCount: pendingMessageBytes)
-            used += pendingMessageBytes
-            pendingMessageBytes = 0
-        }
         var m = midi ? 0 : eventCount, p = includePositions ? 0 : positionCount
         while m < eventCount || p < positionCount {
             let positionFirst = p < positionCount && (m == eventCount || positionFrames[p] <= eventFrames[m])

@@ -18,8 +18,8 @@ struct InstrumentOptions: ParsableArguments {
                                valueName: "FILE"))
     var soundFont: String?
 
-    @Option(help: ArgumentHelp("'builtin' for the built-in synthesizer whatever banks are installed, or a JSON audio-file patch, an SFZ instrument or an installed LV2 instrument (lv2:URI, see tactus info --plugins; control settings follow as ,SYMBOL=VALUE) to play on every channel.",
-                               valueName: "builtin|PATCH.json|FILE.sfz|lv2:URI[,SYMBOL=VALUE...]"))
+    @Option(help: ArgumentHelp("'builtin' for the built-in synthesizer whatever banks are installed, or a JSON audio-file patch, an SFZ instrument or an installed LV2 instrument (lv2:URI, see tactus info --plugins; control settings follow as ,SYMBOL=VALUE, files it reads as ,NAME=PATH) to play on every channel.",
+                               valueName: "builtin|PATCH.json|FILE.sfz|lv2:URI[,SETTING=VALUE...]"))
     var instrument: String?
 
     @Option(name: .customLong("effect"),
@@ -365,7 +365,7 @@ extension InstrumentOptions {
             try spec.apply(to: node, option: option)
         } catch {
             printError((file.map { "\($0): " } ?? "") + error.message)
-            throw ExitCode(ExitStatus.usage)
+            throw ExitCode(error.status)
         }
         return node
     }

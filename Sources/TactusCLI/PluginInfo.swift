@@ -75,6 +75,8 @@ func describePlugin(_ uri: String) throws {
         out.line("  " + pad(port.symbol, 16) + " " + pad(range, 18) + " default " + pad(format(port.defaultValue), 10) + " "
                  + port.name + (traits.isEmpty ? "" : " (" + traits.joined(separator: ", ") + ")"))
     }
+    out.line("files:       \(plugin.fileParameters.count) (give one with lv2:URI,NAME=PATH)")
+    for file in plugin.fileParameters { out.line("  " + pad(file.shortName, 16) + " " + file.label + " (" + file.uri + ")") }
     out.line("presets:     \(plugin.presets.count) (load one with lv2:URI,preset=LABEL)")
     for preset in plugin.presets { out.line("  " + preset.label) }
     try out.finish()

@@ -141,6 +141,8 @@ void lilv_node_free(LilvNode *value);
 const char *lilv_node_as_uri(const LilvNode *value);
 const char *lilv_node_as_string(const LilvNode *value);
 bool lilv_node_is_float(const LilvNode *value);
+bool lilv_node_is_uri(const LilvNode *value);
+bool lilv_node_equals(const LilvNode *a, const LilvNode *b);
 float lilv_node_as_float(const LilvNode *value);
 bool lilv_node_is_int(const LilvNode *value);
 int lilv_node_as_int(const LilvNode *value);
