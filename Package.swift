@@ -44,6 +44,7 @@ let package = Package(
         .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "JACK", dependencies: ["CJACK", "Playback", "Recording", "Sequencing"]),
         .target(name: "CFloatConversion"),
+        .target(name: "CProcessControl"),
         // liblilv is loaded at run time too: LV2 hosting is optional, and the LV2 structs are
         // declared by hand (a stable ABI), so building needs neither lilv nor LV2 headers.
         .target(name: "CLilv", linkerSettings: [.linkedLibrary("dl")]),
@@ -70,7 +71,7 @@ let package = Package(
         .target(name: "AudioFileOutput", dependencies: ["CSndFile", "MIDIFile"]),
         // Rendering whole corpora: input discovery, sharding, the manifest, resumable outputs
         // and the job pool (issue 15).
-        .target(name: "BatchRender", dependencies: ["Locking", "AudioFileOutput", "Playback", "MIDI", "MIDIFile", "Sequencing"]),
+        .target(name: "BatchRender", dependencies: ["Locking", "AudioFileOutput", "AudioGraph", "Playback", "MIDI", "MIDIFile", "Sequencing"]),
         // The C interface: `@_cdecl` functions declared in include/tactus.h, which ships beside
         // the Python package rather than being compiled here.
         .target(
@@ -87,7 +88,7 @@ let package = Package(
             name: "TactusCLI",
             dependencies: [
                 "MIDI", "Sequencing", "MIDIFile", "AudioGraph", "Instruments", "Playback", "Recording", "ALSA", "JACK", "SoundFont", "Sampler",
-                "SFZ", "SFZPlayback", "AudioFileOutput", "BatchRender", "LV2",
+                "SFZ", "SFZPlayback", "AudioFileOutput", "BatchRender", "LV2", "CProcessControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

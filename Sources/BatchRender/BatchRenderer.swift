@@ -1,4 +1,5 @@
 import AudioFileOutput
+import AudioGraph
 import Foundation
 import MIDIFile
 import Playback
@@ -144,6 +145,9 @@ public final class BatchRenderer: Sendable {
     public let outputFolder: String
     /// Makes a fresh instrument for each file (a sampler keeps per-voice state).
     public let makeInstrument: @Sendable () throws -> DefaultInstrument
+    /// Makes fresh effects for each file, chained after the instrument before the limiter
+    /// (nodes with one input bus: hosted LV2 effects); none unless told.
+    public let makeEffects: @Sendable () throws -> [any AudioNode]
     /// Describes the instrument in the manifest.
     public let instrumentDescription: String
     /// The Tactus version for the manifest.
@@ -153,13 +157,15 @@ public final class BatchRenderer: Sendable {
 
     /// Creates a renderer.
     public init(settings: BatchRenderSettings, outputFolder: String, shard: Shard = .whole, version: String,
-                instrumentDescription: String, makeInstrument: @escaping @Sendable () throws -> DefaultInstrument) {
+                instrumentDescription: String, makeInstrument: @escaping @Sendable () throws -> DefaultInstrument,
+                makeEffects: @escaping @Sendable () throws -> [any AudioNode] = { [] }) {
         self.settings = settings
         self.outputFolder = outputFolder
         self.shard = shard
         self.version = version
         self.instrumentDescription = instrumentDescription
         self.makeInstrument = makeInstrument
+        self.makeEffects = makeEffects
     }
 
     /// The manifest file of this shard inside the output folder.
@@ -322,7 +328,8 @@ public final class BatchRenderer: Sendable {
         // Written and flushed before the file is touched: if it kills the process, the next
         // run knows which input did.
         try? manifest.append(started)
-        let outcome = FileRender(entry: entry, settings: settings, instrumentDescription: instrumentDescription, makeInstrument: makeInstrument, stop: stop,
+        let outcome = FileRender(entry: entry, settings: settings, instrumentDescription: instrumentDescription, makeInstrument: makeInstrument,
+                                 makeEffects: makeEffects, stop: stop,
                                  deadline: BatchRenderSettings.applicableLimit(settings.timeoutSeconds).map { clock.now + .seconds($0) }).run()
         record.status = outcome.status
         record.inputSHA256 = outcome.inputSHA256

@@ -1,4 +1,5 @@
 import AudioFileOutput
+import AudioGraph
 import Foundation
 import MIDIFile
 import Playback
@@ -61,6 +62,7 @@ struct FileRender {
     let settings: BatchRenderSettings
     let instrumentDescription: String
     let makeInstrument: @Sendable () throws -> DefaultInstrument
+    let makeEffects: @Sendable () throws -> [any AudioNode]
     let stop: BatchStopRequest
     let deadline: ContinuousClock.Instant?
 
@@ -149,9 +151,10 @@ struct FileRender {
         let draw = settings.augmentationDraw(for: entry.input)
         let sequence = draw.map { smf.makeSequence().augmented(by: $0) } ?? smf.makeSequence()
         if let halt = halted() { return halt }
-        let instrument: DefaultInstrument
+        let instrument: DefaultInstrument, effects: [any AudioNode]
         do {
             instrument = try makeInstrument().applyingEffectFactors(of: draw)
+            effects = try makeEffects()
         } catch {
             return fail(Code.dataError, "\(path): cannot build the audio graph: \(error)")
         }
@@ -169,6 +172,7 @@ struct FileRender {
             var options = PlaybackSession.Options(instrument: .custom(instrument),
                                                   gainDecibels: draw?.gain(addedTo: settings.gainDecibels) ?? settings.gainDecibels,
                                                   tail: settings.tail, sampleRate: settings.sampleRate)
+            options.effects = effects
             options.shouldCancelPreparation = shouldHalt
             session = try PlaybackSession(sequence: sequence, options: options)
         } catch {

@@ -7,7 +7,8 @@ extension DefaultInstrument {
     /// The instrument with `draw`'s reverb and chorus factors applied to its levels (as they
     /// are set, so a reverb already switched off stays off): the sampler's reverb and chorus,
     /// the built-in synthesizer's reverb (it has no chorus). Without a draw, or with factors of
-    /// 1, the instrument as it is. Call it once per instrument made.
+    /// 1, or for another node (whose levels Tactus does not know), the instrument as it is.
+    /// Call it once per instrument made.
     public func applyingEffectFactors(of draw: AugmentationDraw?) -> DefaultInstrument {
         guard let draw, draw.reverbFactor != 1 || draw.chorusFactor != 1 else { return self }
         func scale(_ node: some ParameterizedNode, _ id: UInt32, by factor: Double) {
@@ -26,6 +27,8 @@ extension DefaultInstrument {
             let synthesizer = GMSynthesizer()
             scale(synthesizer, GMSynthesizer.Parameter.reverbLevel, by: draw.reverbFactor)
             return .synthesizer(synthesizer)
+        case .node:
+            return self
         }
     }
 }

@@ -11,6 +11,10 @@ public enum DefaultInstrument {
     /// The built-in General MIDI synthesizer, already configured (retuned to a Scala scale,
     /// for example).
     case synthesizer(GMSynthesizer)
+    /// Any instrument node (no input bus): a hosted LV2 instrument, an instrument you wrote.
+    /// It plays every track; what belongs to the sampler or the synthesizer (banks, their
+    /// reverb and chorus levels) does not apply to it.
+    case node(any AudioNode)
 }
 
 /// The graph Apple's MusicSequence builds when a MIDI file is loaded: one General MIDI
@@ -56,6 +60,10 @@ public struct DefaultGraph {
         case .sampler(let node):
             synthesizer = nil
             sampler = node
+            instrument = node
+        case .node(let node):
+            synthesizer = nil
+            sampler = nil
             instrument = node
         }
         limiter = LimiterNode()

@@ -115,10 +115,18 @@ extension RenderCommand {
         batchSettings.augmentation = try dataset.augmentation(output: output, instrument: instrumentOptions)
         batchSettings.augmentationSeed = dataset.seed
 
-        let (description, makeInstrument) = try instrumentOptions.chooseFactory(input: input)
+        if instrumentOptions.usesLV2Plugins && !batch.dryRun {
+            if BatchSupervisor.isWorker {
+                BatchSupervisor.becomeWorker()
+            } else {
+                // Each crash marks the files in flight; a file in flight twice is skipped.
+                throw ExitCode(BatchSupervisor.supervise(maximumRestarts: 2 * inputs.count + 1))
+            }
+        }
+        let factory = try instrumentOptions.chooseFactory(input: input)
         let renderer = BatchRenderer(settings: batchSettings, outputFolder: output, shard: shard,
-                                     version: Tactus.configuration.version, instrumentDescription: description,
-                                     makeInstrument: makeInstrument)
+                                     version: Tactus.configuration.version, instrumentDescription: factory.description,
+                                     makeInstrument: factory.makeInstrument, makeEffects: factory.makeEffects)
         let manifestPath = batch.manifest ?? renderer.defaultManifestPath
         try refuseInputAsOutput(manifestPath, inputs: inputs.map(\.path) + [instrumentOptions.soundFont, instrumentOptions.instrument] + instrumentOptions.tuningInputs, what: "the manifest")
         let plan = renderer.plan(inputs, history: Manifest.read(manifestPath))
@@ -167,10 +175,15 @@ extension RenderCommand {
         }
         let showProgress = !input.quiet && isatty(STDERR_FILENO) != 0
         let summary: BatchSummary
+        // Hosted plugins print with printf (MDA Piano when it steals voices): while they
+        // render, standard output is standard error, so it carries only Tactus's summary.
+        let diversion = instrumentOptions.usesLV2Plugins ? StandardOutputDiversion() : nil
+        defer { diversion?.end() }
         do {
             summary = try renderer.run(plan, manifest: manifest, stop: batchStop) { progress in
                 if showProgress { FileHandle.standardError.write(Data("\r\(Self.progressLine(progress))\u{1B}[K".utf8)) }
             }
+            diversion?.end()
         } catch {
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
             printError("\(error)")

@@ -87,7 +87,7 @@ struct InstrumentChoice {
     var regionRules: [SamplerRegionRule] = []
     /// The sampler volume (dB) an SFZ instrument asked for to play gains above 0 dB.
     var outputGain = 0.0
-    /// An LV2 instrument, played through a graph of its own instead of `instrument`.
+    /// The LV2 instrument, when `instrument` is one (its log is flushed after rendering).
     var plugin: LV2PluginNode?
     /// The `--effect` chain, in order, between the instrument and the limiter.
     var effects: [LV2PluginNode] = []
@@ -95,33 +95,13 @@ struct InstrumentChoice {
     var tuning: KeyboardTuning?
 
     /// A session playing `sequence` through this instrument and the effects: the default
-    /// graph, or for an LV2 instrument the graph plugin, effects, limiter (with the options'
-    /// gain), output.
+    /// graph (instrument, effects, limiter with the options' gain, output).
     func makeSession(sequence: MusicSequence, options: PlaybackSession.Options,
                      observer: (any PlaybackSessionObserver)?) throws(PlaybackSessionError) -> PlaybackSession {
-        guard let plugin else {
-            var options = options
-            options.instrument = .custom(instrument)
-            options.effects = effects
-            return try PlaybackSession(sequence: sequence, options: options, observer: observer)
-        }
-        let graph = AudioGraph()
-        let pluginID = graph.add(plugin)
-        var previous = pluginID
-        for effect in effects {
-            let id = graph.add(effect)
-            // Both nodes exist, so the connection cannot fail.
-            try! graph.connect(previous, to: id)
-            previous = id
-        }
-        let limiter = LimiterNode()
-        limiter.setParameter(LimiterNode.Parameter.inputGain, value: options.gainDecibels)
-        let limiterID = graph.add(limiter)
-        let outputID = graph.add(OutputNode())
-        // The nodes exist, so these connections cannot fail.
-        try! graph.connect(previous, to: limiterID)
-        try! graph.connect(limiterID, to: outputID)
-        return try PlaybackSession(sequence: sequence, graph: graph, defaultNode: pluginID, options: options, observer: observer)
+        var options = options
+        options.instrument = .custom(instrument)
+        options.effects = effects
+        return try PlaybackSession(sequence: sequence, options: options, observer: observer)
     }
 
     /// Flushes the log lines the plugins wrote while rendering to their handlers.
@@ -228,6 +208,7 @@ extension InstrumentOptions {
         case .builtIn: choice.instrument = makeSynthesizer(tuning: tuning)
         case .synthesizer(let synth): synth.setTuning(tuning)
         case .sampler(let sampler): sampler.setTuning(tuning)
+        case .node: break  // refused by validate(file:): an LV2 instrument has its own tuning
         }
         choice.description += " tuned to \(files.scale)" + (files.mapping.map { " (\($0))" } ?? "")
         return choice
@@ -259,7 +240,7 @@ extension InstrumentOptions {
         }
         if let instrument, let spec = try? LV2PluginSpec.parse(instrument, option: "--instrument") {
             let node = try loadPlugin(spec, kind: .instrument, input: input, file: song, catalogue: &catalogue)
-            return InstrumentChoice(instrument: .builtIn, description: "LV2 instrument \(node.info.name) (\(spec.uri))", plugin: node)
+            return InstrumentChoice(instrument: .node(node), description: "LV2 instrument \(node.info.name) (\(spec.uri))", plugin: node)
         }
         if let path = instrument, path.lowercased().hasSuffix(".sfz") {
             return try loadSFZ(path, input: input)
@@ -303,23 +284,44 @@ extension InstrumentOptions {
                                 bankPath: choice.path, quietBank: bankOptions.quiet)
     }
 
-    /// As ``choose(input:)``, but a maker of fresh instruments for a batch, where every file
-    /// needs its own sampler (voices and effects keep state) over the one loaded bank.
-    func chooseFactory(input: InputOptions) throws -> (String, @Sendable () throws -> DefaultInstrument) {
-        if usesLV2Plugins {
-            printError("\(lv2PluginURI != nil ? "--instrument \(instrument ?? "")" : "--effect \(effects[0])"): batch renders through LV2 plugins are not supported yet; render one file at a time")
-            throw ExitCode(ExitStatus.usage)
-        }
+    /// As ``choose(input:)``, but makers of fresh instruments and effects for a batch, where
+    /// every file needs its own (voices, effects and plugins keep state): samplers over the one
+    /// loaded bank, plugins from the one catalogue.
+    func chooseFactory(input: InputOptions) throws -> BatchInstrumentFactory {
+        // Made once here, so every usage error is found before the batch starts.
         let choice = try choose(input: input)
         let options = self
         let tuning = choice.tuning
-        guard case .sampler(let first) = choice.instrument else {
-            return (choice.description, { options.makeSynthesizer(tuning: tuning) })
+        var factory: BatchInstrumentFactory
+        if case .sampler(let first) = choice.instrument {
+            let bank = first.bank
+            let gain = choice.outputGain
+            let rules = choice.regionRules
+            factory = BatchInstrumentFactory(description: choice.description, makeInstrument: {
+                .sampler(options.makeSampler(bank, regionRules: rules, outputGain: gain, tuning: tuning))
+            })
+        } else {
+            factory = BatchInstrumentFactory(description: choice.description, makeInstrument: { options.makeSynthesizer(tuning: tuning) })
         }
-        let bank = first.bank
-        let gain = choice.outputGain
-        let rules = choice.regionRules
-        return (choice.description, { .sampler(options.makeSampler(bank, regionRules: rules, outputGain: gain, tuning: tuning)) })
+        guard usesLV2Plugins else { return factory }
+        let maker = PluginMaker()
+        if let instrument, let spec = try? LV2PluginSpec.parse(instrument, option: "--instrument") {
+            factory.makeInstrument = {
+                .node(try maker.make { catalogue in
+                    try options.loadPlugin(spec, kind: .instrument, input: input, file: nil, catalogue: &catalogue, warnings: false)
+                })
+            }
+        }
+        // validate(file:) has parsed each one.
+        let effectSpecs = effects.map { try! LV2PluginSpec.parse($0, option: "--effect")! }
+        factory.makeEffects = {
+            try effectSpecs.map { spec in
+                try maker.make { catalogue in
+                    try options.loadPlugin(spec, kind: .effect, input: input, file: nil, catalogue: &catalogue, warnings: false)
+                }
+            }
+        }
+        return factory
     }
 
     /// An installed LV2 instrument or effect with its control settings: without lilv, a plugin
@@ -329,8 +331,9 @@ extension InstrumentOptions {
     /// standard error, one line each (unless --quiet), never to standard output.
     /// `catalogue` is made on first use and shared by the instrument and the effects.
     private func loadPlugin(_ spec: LV2PluginSpec, kind: LV2PluginInfo.Kind, input: InputOptions, file: String?,
-                            catalogue: inout LV2Catalogue?) throws -> LV2PluginNode {
+                            catalogue: inout LV2Catalogue?, warnings: Bool = true) throws -> LV2PluginNode {
         let quiet = input.quiet
+        let lowest = warnings ? LV2LogLevel.warning : LV2LogLevel.error
         let option = kind == .instrument ? "--instrument" : "--effect"
         func failure(_ error: LV2Error) -> ExitCode {
             printError(error.description)
@@ -352,10 +355,14 @@ extension InstrumentOptions {
             printError("\(info.name) (\(spec.uri)) is an LV2 \(info.kind.rawValue), not an \(kind.rawValue) (\(option))")
             throw ExitCode(ExitStatus.unavailable)
         }
+        // What a plugin prints while it starts (ZynAddSubFX announces its OSC port) or loads a
+        // file goes to standard error, as while it renders.
+        let diversion = StandardOutputDiversion()
+        defer { diversion.end() }
         let node: LV2PluginNode
         do {
             node = try LV2PluginNode(uri: spec.uri, catalogue: plugins) { plugin, level, message in
-                guard !quiet, level.rawValue >= LV2LogLevel.warning.rawValue else { return }
+                guard !quiet, level.rawValue >= lowest.rawValue else { return }
                 printError("\(plugin): \(level == .error ? "error" : "warning"): \(message)")
             }
         } catch {
@@ -405,5 +412,27 @@ extension InstrumentOptions {
         if noChorus { sampler.setParameter(SamplerNode.Parameter.chorusLevel, value: 0) }
         if let polyphony { sampler.setParameter(SamplerNode.Parameter.voiceLimit, value: Float(polyphony)) }
         return sampler
+    }
+}
+
+/// What a batch plays each file through: fresh instruments and effects, made on the batch's
+/// worker threads.
+struct BatchInstrumentFactory {
+    /// The instrument as the manifest and the summary describe it.
+    var description: String
+    var makeInstrument: @Sendable () throws -> DefaultInstrument
+    var makeEffects: @Sendable () throws -> [any AudioNode] = { [] }
+}
+
+/// Makes plugin nodes for a batch's worker threads, one at a time: lilv's world is not safe to
+/// use from several threads at once, and instantiating is quick next to rendering.
+private final class PluginMaker: @unchecked Sendable {
+    private let lock = NSLock()
+    private var catalogue: LV2Catalogue?
+
+    func make(_ body: (inout LV2Catalogue?) throws -> LV2PluginNode) throws -> LV2PluginNode {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&catalogue)
     }
 }
