@@ -96,18 +96,12 @@ public struct LV2PluginInfo: Sendable, Hashable {
     public var ports: [LV2PortInfo]
     /// The features it requires.
     public var requiredFeatures: [String]
-    /// The presets its bundles (and the user's) declare, by label.
-    public var presets: [LV2Preset] = []
     /// The files it reads, set through ``LV2PluginNode/setFile(_:forProperty:)``.
     public var fileParameters: [LV2FileParameter] = []
     /// The file parameter whose URI, short name or label (without regard to case) is `name`.
     public func fileParameter(named name: String) -> LV2FileParameter? {
         fileParameters.first { $0.uri == name } ?? fileParameters.first { $0.shortName == name }
             ?? fileParameters.first { $0.label.caseInsensitiveCompare(name) == .orderedSame }
-    }
-    /// The preset whose label (without regard to case) or URI is `name`.
-    public func preset(named name: String) -> LV2Preset? {
-        presets.first { $0.uri == name } ?? presets.first { $0.label.caseInsensitiveCompare(name) == .orderedSame }
     }
     /// The required features Tactus does not provide.
     public var missingFeatures: [String] { requiredFeatures.filter { !LV2URI.providedFeatures.contains($0) } }
@@ -144,6 +138,7 @@ public final class LV2Catalogue {
     /// Every plugin found, sorted by URI.
     public let plugins: [LV2PluginInfo]
     private let handles: [String: OpaquePointer]
+    private var presetCache: [String: [LV2Preset]] = [:]
 
     /// Loads lilv and reads every installed bundle. Catalogues may be made on several threads
     /// at once: their reading takes turns (see `reading`).
@@ -215,6 +210,31 @@ public final class LV2Catalogue {
         return OpaquePointer(bitPattern: state)
     }
 
+    /// The presets the plugin `uri` has (its bundles' and the user's), by label; none for an
+    /// unknown plugin. Read on first request and kept: presets can be megabytes of Turtle
+    /// (ZynAddSubFX's 32 banks are 35 MB, a third of a second to read), which a catalogue
+    /// that only lists or hosts plugins should not pay for.
+    public func presets(of uri: String) -> [LV2Preset] {
+        if let known = presetCache[uri] { return known }
+        guard let plugin = handles[uri] else { return [] }
+        // As addresses: pointers are not Sendable, and the lock's closure result must be.
+        let world = UInt(bitPattern: self.world), pluginAddress = UInt(bitPattern: plugin)
+        let presets = Self.reading.withLock { _ -> [LV2Preset] in
+            guard let world = OpaquePointer(bitPattern: world), let plugin = OpaquePointer(bitPattern: pluginAddress) else { return [] }
+            let uris = CatalogueURIs(world: world)
+            defer { uris.free() }
+            return Self.readPresets(of: plugin, world: world, uris: uris)
+        }
+        presetCache[uri] = presets
+        return presets
+    }
+
+    /// The preset of the plugin `uri` whose label (without regard to case) or URI is `name`.
+    public func preset(named name: String, of uri: String) -> LV2Preset? {
+        let presets = presets(of: uri)
+        return presets.first { $0.uri == name } ?? presets.first { $0.label.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
     /// Up to five plugin URIs close to `query`: those whose URI or name contains it (or its
     /// last path component), else the nearest by edit distance (and those one edit further).
     public func closeMatches(to query: String) -> [String] {
@@ -277,7 +297,6 @@ public final class LV2Catalogue {
             : takesAudio && makesAudio ? .effect : .other
         // lilv gives a plugin's features in an order that changes from one world to the next.
         var info = LV2PluginInfo(uri: uri, name: name, kind: kind, classURI: classURI, ports: ports, requiredFeatures: features.sorted())
-        info.presets = presets(of: plugin, world: world, uris: uris)
         info.fileParameters = fileParameters(of: plugin, world: world, uris: uris)
         return info
     }
@@ -306,7 +325,7 @@ public final class LV2Catalogue {
     }
 
     /// The plugin's presets, by label: each one's data file is read for its label.
-    private static func presets(of plugin: OpaquePointer, world: OpaquePointer, uris: CatalogueURIs) -> [LV2Preset] {
+    private static func readPresets(of plugin: OpaquePointer, world: OpaquePointer, uris: CatalogueURIs) -> [LV2Preset] {
         guard let related = lilv_plugin_get_related(plugin, uris.preset) else { return [] }
         defer { lilv_nodes_free(related) }
         var presets: [LV2Preset] = []
@@ -317,7 +336,8 @@ public final class LV2Catalogue {
                 _ = lilv_world_load_resource(world, node)
                 var label = uri
                 if let labelNode = lilv_world_get(world, node, uris.label, nil) {
-                    label = string(lilv_node_as_string(labelNode))
+                    let text = string(lilv_node_as_string(labelNode))
+                    if !text.isEmpty { label = text }
                     lilv_node_free(labelNode)
                 }
                 presets.append(LV2Preset(uri: uri, label: label))

@@ -367,15 +367,15 @@ public final class LV2PluginNode: ParameterizedNode {
         restore(state, into: instance)
     }
 
-    /// Loads the preset whose label or URI is `name` (``LV2PluginInfo/presets``): its control
+    /// Loads the preset whose label or URI is `name` (``LV2Catalogue/presets(of:)``): its control
     /// values become the parameters' values, and a plugin with state gets the preset's state.
     /// Call it on the control side while the node is not rendering; values set afterwards
     /// (automation, `setParameter(_:value:)`) override the preset's.
     /// - Throws: ``LV2Error/unknownPreset(plugin:name:presets:)`` naming the plugin's presets.
     public func loadPreset(_ name: String) throws(LV2Error) {
-        guard let preset = info.preset(named: name),
+        guard let preset = catalogue.preset(named: name, of: info.uri),
               let state = catalogue.presetState(preset.uri, map: tactus_urid_map_feature(features.map)) else {
-            throw .unknownPreset(plugin: info.name, name: name, presets: info.presets.map(\.label))
+            throw .unknownPreset(plugin: info.name, name: name, presets: catalogue.presets(of: info.uri).map(\.label))
         }
         guard let instance else {
             lilv_state_free(state)

@@ -39,6 +39,7 @@ func describePlugin(_ uri: String) throws {
         printError(error.description)
         throw ExitCode(error.isUnavailable ? ExitStatus.unavailable : ExitStatus.noInput)
     }
+    let presets = catalogue.presets(of: plugin.uri)
     var out = OutputBuffer()
     out.line("uri:         \(plugin.uri)")
     out.line("name:        \(plugin.name)")
@@ -77,8 +78,8 @@ func describePlugin(_ uri: String) throws {
     }
     out.line("files:       \(plugin.fileParameters.count) (give one with lv2:URI,NAME=PATH)")
     for file in plugin.fileParameters { out.line("  " + pad(file.shortName, 16) + " " + file.label + " (" + file.uri + ")") }
-    out.line("presets:     \(plugin.presets.count) (load one with lv2:URI,preset=LABEL)")
-    for preset in plugin.presets { out.line("  " + preset.label) }
+    out.line("presets:     \(presets.count) (load one with lv2:URI,preset=LABEL)")
+    for preset in presets { out.line("  " + preset.label) }
     try out.finish()
 }
 
