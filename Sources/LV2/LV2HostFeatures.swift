@@ -1,4 +1,7 @@
 import CLilv
+import Dispatch
+import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -194,27 +197,49 @@ private let lv2LogSink: tactus_log_sink = { context, level, message in
     Unmanaged<LV2LogBuffer>.fromOpaque(context).takeUnretainedValue().receive(level: level, message: message)
 }
 
-/// The worker: requests the plugin schedules during `run` are queued in a fixed buffer, and
-/// run in order right after `run` returns, on the same thread, followed by their responses and
-/// `end_run`. Offline this is what makes a worker plugin deterministic (the work is always
-/// done by the next run); live it does the work on the audio thread, which a plugin doing file
-/// I/O in its worker would make late (a worker thread for live use is not built yet).
-final class LV2Worker {
-    private let capacity = 1 << 16
+/// The worker, in one of two modes.
+///
+/// Synchronous (offline, the default): requests the plugin schedules during `run` are queued
+/// in a fixed buffer and run in order right after `run` returns, on the same thread, followed
+/// by their responses and `end_run`, so the work is always done by the next run and a worker
+/// plugin renders the same every time.
+///
+/// In the background (live): a thread of its own does the work. Requests and responses cross
+/// between the audio thread and that thread in lock-free rings allocated once; after each
+/// `run` the audio thread hands the plugin the responses that have arrived, then `end_run`.
+/// The audio thread never waits for the work (a file being loaded), whose result reaches the
+/// plugin some runs later.
+final class LV2Worker: @unchecked Sendable {
+    private static let capacity = 1 << 16
+    private var capacity: Int { Self.capacity }
     private let requests: UnsafeMutablePointer<UInt8>
     private var requestBytes = 0
     private let responses: UnsafeMutablePointer<UInt8>
     private var responseBytes = 0
     var interface: UnsafePointer<LV2_Worker_Interface>?
 
+    // The background mode's rings, its thread's message buffers and its thread.
+    private let requestRing = LV2MessageRing(capacity: LV2Worker.capacity)
+    private let responseRing = LV2MessageRing(capacity: LV2Worker.capacity)
+    private let audioScratch = UnsafeMutableRawPointer.allocate(byteCount: LV2Worker.capacity, alignment: 8)
+    private let workerScratch = UnsafeMutableRawPointer.allocate(byteCount: LV2Worker.capacity, alignment: 8)
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    /// True while a thread of its own does the work.
+    private(set) var isInBackground = false
+
     init() {
-        requests = .allocate(capacity: capacity)
-        responses = .allocate(capacity: capacity)
+        requests = .allocate(capacity: Self.capacity)
+        responses = .allocate(capacity: Self.capacity)
     }
 
     deinit {
+        stopBackground()
         requests.deallocate()
         responses.deallocate()
+        audioScratch.deallocate()
+        workerScratch.deallocate()
     }
 
     private static func append(_ buffer: UnsafeMutablePointer<UInt8>, _ used: inout Int, capacity: Int, size: UInt32, data: UnsafeRawPointer?) -> Bool {
@@ -228,19 +253,36 @@ final class LV2Worker {
 
     func schedule(size: UInt32, data: UnsafeRawPointer?) -> LV2_Worker_Status {
         guard interface != nil else { return LV2_Worker_Status(TACTUS_LV2_WORKER_ERR_UNKNOWN) }
+        if isInBackground {
+            guard requestRing.write(size: size, data: data) else { return LV2_Worker_Status(TACTUS_LV2_WORKER_ERR_NO_SPACE) }
+            wake.signal()
+            return LV2_Worker_Status(TACTUS_LV2_WORKER_SUCCESS)
+        }
         return Self.append(requests, &requestBytes, capacity: capacity, size: size, data: data)
             ? LV2_Worker_Status(TACTUS_LV2_WORKER_SUCCESS) : LV2_Worker_Status(TACTUS_LV2_WORKER_ERR_NO_SPACE)
     }
 
     func respond(size: UInt32, data: UnsafeRawPointer?) -> LV2_Worker_Status {
-        Self.append(responses, &responseBytes, capacity: capacity, size: size, data: data)
+        if isInBackground {
+            return responseRing.write(size: size, data: data)
+                ? LV2_Worker_Status(TACTUS_LV2_WORKER_SUCCESS) : LV2_Worker_Status(TACTUS_LV2_WORKER_ERR_NO_SPACE)
+        }
+        return Self.append(responses, &responseBytes, capacity: capacity, size: size, data: data)
             ? LV2_Worker_Status(TACTUS_LV2_WORKER_SUCCESS) : LV2_Worker_Status(TACTUS_LV2_WORKER_ERR_NO_SPACE)
     }
 
-    /// Runs the queued work, then delivers the responses, then `end_run`. Work a response
-    /// schedules waits for the next run, as it would with a worker thread.
+    /// After a `run`: in the background, hands the plugin the responses that have arrived;
+    /// otherwise runs the queued work, then delivers the responses. Then `end_run`. Work a
+    /// response schedules waits for the next run, as it would with a worker thread.
     func perform(handle: LV2_Handle?) {
         guard let interface else { return }
+        if isInBackground {
+            while let size = responseRing.read(into: audioScratch, bufferCapacity: capacity) {
+                _ = interface.pointee.work_response?(handle, size, UnsafeRawPointer(audioScratch))
+            }
+            _ = interface.pointee.end_run?(handle)
+            return
+        }
         let me = Unmanaged.passUnretained(self).toOpaque()
         var at = 0
         let pending = requestBytes
@@ -263,6 +305,51 @@ final class LV2Worker {
         }
         responseBytes = 0
         _ = interface.pointee.end_run?(handle)
+    }
+
+    /// Starts the thread that does the work for the plugin instance `handle` (control side,
+    /// while the plugin is not running). Nothing happens for a plugin without a worker.
+    func startBackground(handle: LV2_Handle?) {
+        guard !isInBackground, interface != nil else { return }
+        isInBackground = true
+        stopping.store(false, ordering: .relaxed)
+        // As addresses: pointers are not Sendable, and the thread's closure must be.
+        let handleAddress = UInt(bitPattern: handle)
+        let thread = Thread { [self] in
+            let handle = UnsafeMutableRawPointer(bitPattern: handleAddress)
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            guard let interface else {
+                finished.signal()
+                return
+            }
+            while true {
+                wake.wait()
+                if stopping.load(ordering: .acquiring) { break }
+                while let size = requestRing.read(into: workerScratch, bufferCapacity: capacity) {
+                    _ = interface.pointee.work?(handle, lv2WorkerRespond, me, size, UnsafeRawPointer(workerScratch))
+                }
+            }
+            finished.signal()
+        }
+        thread.name = "tactus-lv2-worker"
+        thread.start()
+    }
+
+    /// Stops the thread once it has done the work under way (control side, while the plugin is
+    /// not running): requests it had not taken and responses the plugin had not received are
+    /// kept, for the synchronous mode to deliver after the next run.
+    func stopBackground() {
+        guard isInBackground else { return }
+        stopping.store(true, ordering: .releasing)
+        wake.signal()
+        finished.wait()
+        isInBackground = false
+        while let size = requestRing.read(into: workerScratch, bufferCapacity: capacity) {
+            _ = Self.append(requests, &requestBytes, capacity: capacity, size: size, data: workerScratch)
+        }
+        while let size = responseRing.read(into: workerScratch, bufferCapacity: capacity) {
+            _ = Self.append(responses, &responseBytes, capacity: capacity, size: size, data: workerScratch)
+        }
     }
 
     func clear() {

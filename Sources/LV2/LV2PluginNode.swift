@@ -36,9 +36,12 @@ import Glibc
 /// A plugin's own reported latency is not compensated yet.
 ///
 /// Rendering takes no lock, allocates nothing and does no I/O in Tactus's code; the plugin's
-/// `run` is the plugin's own. The worker runs synchronously after each `run` (see the
-/// worker's note in the host features) and log lines written during rendering are buffered
-/// and handed to the log handler by ``flushLog()``, or by `prepare` and `reset`.
+/// `run` is the plugin's own. The work a plugin schedules (its worker extension: loading a
+/// file) runs right after the slice's `run` on the same thread, so offline renders repeat
+/// exactly, or with ``worksInBackground`` on a thread of its own, which live playback needs:
+/// then the audio thread only passes requests and responses through lock-free rings. Log
+/// lines written during rendering are buffered and handed to the log handler by
+/// ``flushLog()``, or by `prepare` and `reset`.
 public final class LV2PluginNode: ParameterizedNode {
     /// Frames per `run`: the grid every plugin runs on.
     public static let gridFrames = 64
@@ -92,6 +95,10 @@ public final class LV2PluginNode: ParameterizedNode {
     }
     // File parameters set on the control side: sent again to a new instance.
     private var files: [(property: String, path: String)] = []
+    // Messages sent while rendering (forged atom events at frame 0), control side to audio
+    // thread, and where the audio thread gathers them for the slice.
+    private let messageRing = LV2MessageRing(capacity: 1 << 14)
+    private let slicePrefix = UnsafeMutableRawPointer.allocate(byteCount: 1 << 14, alignment: 8)
     private var sliceStart: Int64 = 0
     private var filled = 0
     private var nextFrame: Int64 = -1
@@ -173,6 +180,7 @@ public final class LV2PluginNode: ParameterizedNode {
         midiBuffer?.deallocate()
         atomInputs.forEach { $0.buffer.deallocate() }
         atomOutputs.forEach { $0.buffer.deallocate() }
+        slicePrefix.deallocate()
     }
 
     /// The identifier of the parameter whose port symbol or name is `name` (the symbol first,
@@ -214,7 +222,7 @@ public final class LV2PluginNode: ParameterizedNode {
             instance.pointee.lv2_descriptor.pointee.deactivate?(instance.pointee.lv2_handle)
             instance.pointee.lv2_descriptor.pointee.activate?(instance.pointee.lv2_handle)
         }
-        features.worker.clear()
+        workingHere { features.worker.clear() }
         clearBuffers()
     }
 
@@ -248,10 +256,54 @@ public final class LV2PluginNode: ParameterizedNode {
         for buffer in audioIn { buffer.update(repeating: 0, count: grid) }
         prepareAtomPorts(except: target)
         let handle = instance.pointee.lv2_handle
-        instance.pointee.lv2_descriptor.pointee.run?(handle, UInt32(grid))
-        features.worker.perform(handle: handle)
+        workingHere {
+            instance.pointee.lv2_descriptor.pointee.run?(handle, UInt32(grid))
+            features.worker.perform(handle: handle)
+        }
         flushLog()
         writeEmptySequence(into: target)
+    }
+
+    /// Sends the plugin `patch:Set` of `property` (a URI) to the file `path` while the node
+    /// renders (any thread but the audio thread; one sender at a time): it arrives at the first
+    /// frame of the next slice, and the plugin loads the file in its worker, in the background
+    /// when ``worksInBackground`` is on. Returns false when the message does not fit now
+    /// (messages sent and not yet delivered fill 16 KiB). Not remembered for a new instance:
+    /// ``setFile(_:forProperty:)`` is.
+    @discardableResult
+    public func sendFile(_ path: String, forProperty property: String) -> Bool {
+        let header = MemoryLayout<LV2_Atom_Sequence>.size
+        let size = 1 << 14
+        let forged = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+        defer { forged.deallocate() }
+        guard LV2SliceEvents.writeFileMessage(path, forProperty: property, into: forged, capacity: size, features: features) else { return false }
+        let total = Int(forged.load(as: LV2_Atom.self).size) + MemoryLayout<LV2_Atom>.size - header
+        return messageRing.write(size: UInt32(total), data: forged + header)
+    }
+
+    /// Whether the plugin's work (what its worker extension schedules: loading a file) runs on
+    /// a thread of its own while the node renders, as live playback needs: the audio thread
+    /// never waits for it, and its result reaches the plugin some slices later. Off (the
+    /// default), the work runs right after the slice that scheduled it, so offline renders are
+    /// the same every time. Set it on the control side while the node is not rendering.
+    public var worksInBackground = false {
+        didSet {
+            guard worksInBackground != oldValue, let instance else { return }
+            if worksInBackground {
+                features.worker.startBackground(handle: instance.pointee.lv2_handle)
+            } else {
+                features.worker.stopBackground()
+            }
+        }
+    }
+
+    /// Runs `body` with the worker in its synchronous mode (control side): the work a run on
+    /// the control side schedules is done before `body` returns.
+    private func workingHere(_ body: () -> Void) {
+        let background = features.worker.isInBackground
+        features.worker.stopBackground()
+        body()
+        if background, let instance { features.worker.startBackground(handle: instance.pointee.lv2_handle) }
     }
 
     /// Queues `message` for the slice that holds `frame`.
@@ -356,6 +408,7 @@ public final class LV2PluginNode: ParameterizedNode {
         if info.requiredFeatures.contains(LV2URI.loadDefaultState) { restoreDefaultState(created) }
         descriptor.activate?(handle)
         for file in files { deliverFile(file.path, forProperty: file.property, to: created) }
+        if worksInBackground { features.worker.startBackground(handle: handle) }
         flushLog()
     }
 
@@ -389,12 +442,14 @@ public final class LV2PluginNode: ParameterizedNode {
     private func restore(_ state: OpaquePointer, into instance: UnsafeMutablePointer<LilvInstance>) {
         defer { lilv_state_free(state) }
         let context = Unmanaged.passUnretained(self).toOpaque()
-        lilv_state_restore(state, instance, { symbol, context, value, size, type in
-            guard let symbol, let context, let value else { return }
-            let node = Unmanaged<LV2PluginNode>.fromOpaque(context).takeUnretainedValue()
-            node.restorePort(String(cString: symbol), value: value, size: size, type: type)
-        }, context, 0, features.featureList)
-        features.worker.perform(handle: instance.pointee.lv2_handle)
+        workingHere {
+            lilv_state_restore(state, instance, { symbol, context, value, size, type in
+                guard let symbol, let context, let value else { return }
+                let node = Unmanaged<LV2PluginNode>.fromOpaque(context).takeUnretainedValue()
+                node.restorePort(String(cString: symbol), value: value, size: size, type: type)
+            }, context, 0, features.featureList)
+            features.worker.perform(handle: instance.pointee.lv2_handle)
+        }
     }
 
     private func restorePort(_ symbol: String, value: UnsafeRawPointer, size: UInt32, type: LV2_URID) {
@@ -414,6 +469,7 @@ public final class LV2PluginNode: ParameterizedNode {
 
     private func release() {
         guard let instance else { return }
+        features.worker.stopBackground()
         instance.pointee.lv2_descriptor.pointee.deactivate?(instance.pointee.lv2_handle)
         lilv_instance_free(instance)
         self.instance = nil
@@ -445,8 +501,14 @@ public final class LV2PluginNode: ParameterizedNode {
     /// its transport positions into the port that takes them, each in frame order.
     private func writeEvents() {
         if let midiBuffer {
+            // Messages the control side sent while rendering, as whole events at frame 0.
+            var prefixBytes = 0
+            while prefixBytes + 256 <= (1 << 14),
+                  let size = messageRing.read(into: slicePrefix + prefixBytes, bufferCapacity: (1 << 14) - prefixBytes) {
+                prefixBytes += Int(size)
+            }
             sliceEvents.writeSequence(into: midiBuffer, capacity: midiCapacity, sliceStart: sliceStart, midi: true,
-                                      positions: positionTarget == .midiPort, features: features)
+                                      positions: positionTarget == .midiPort, features: features, prefix: slicePrefix, prefixBytes: prefixBytes)
         }
         sliceEvents.discardEvents()
         if case .atomInput = positionTarget {} else { sliceEvents.discardPositions() }

@@ -87,17 +87,22 @@ final class LV2SliceEvents {
         return true
     }
 
-    /// Writes an atom sequence into `buffer` for the slice starting at `sliceStart`: the MIDI
-    /// events (with `midi`) and `time:Position` objects (with `includePositions`) merged by
-    /// frame, a position before the MIDI events of its frame. What it writes is then
-    /// forgotten; what does not fit is dropped, MIDI events counted.
+    /// Writes an atom sequence into `buffer` for the slice starting at `sliceStart`: the
+    /// `prefixBytes` bytes at `prefix` first (whole events at frame 0: messages the control side
+    /// sent), then the MIDI events (with `midi`) and `time:Position` objects (with
+    /// `includePositions`) merged by frame, a position before the MIDI events of its frame.
+    /// What it writes is then forgotten; what does not fit is dropped, MIDI events counted.
     func writeSequence(into buffer: UnsafeMutableRawPointer, capacity: Int, sliceStart: Int64, midi: Bool, positions includePositions: Bool,
-                       features: LV2HostFeatures) {
+                       features: LV2HostFeatures, prefix: UnsafeRawPointer? = nil, prefixBytes: Int = 0) {
         let sequence = buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
         sequence.pointee.atom.type = features.atomSequence
         sequence.pointee.body = LV2_Atom_Sequence_Body(unit: 0, pad: 0)
         var used = MemoryLayout<LV2_Atom_Sequence>.size
         let eventHeader = MemoryLayout<LV2_Atom_Event_Frames>.size
+        if let prefix, prefixBytes > 0, used + prefixBytes <= capacity {
+            (buffer + used).copyMemory(from: prefix, byteCount: prefixBytes)
+            used += prefixBytes
+        }
         var m = midi ? 0 : eventCount, p = includePositions ? 0 : positionCount
         while m < eventCount || p < positionCount {
             let positionFirst = p < positionCount && (m == eventCount || positionFrames[p] <= eventFrames[m])
