@@ -59,16 +59,17 @@ print(",".join(t["name"] for t in json.load(sys.stdin)["targets"] if t["type"] =
       # ThreadSanitizer to watch: the plain suite and AddressSanitizer run them. Nor do the SFZ
       # playback suites, which the filter's "PlaybackTests" would otherwise match. The
       # command-line suites spawn processes whose threads ThreadSanitizer does not follow from
-      # here, so they are left to the plain suite too.
-      # Optimized, as for AddressSanitizer, and built with only the two test targets it runs
-      # and what they depend on (TACTUS_TEST_TARGETS, see Package.swift).
+      # here, so they are left to the plain suite too. From the LV2 tests, the two where threads
+      # meet: a plugin's worker thread against the audio thread, and catalogues read at once.
+      # Optimized, as for AddressSanitizer, and built with only the test targets it runs and
+      # what they depend on (TACTUS_TEST_TARGETS, see Package.swift).
       tsan_skip="RenderCommandTests|RecordCommandTests|PlayCommandTests|OfflinePathTests|PlayerDeviceTests|RecordDeviceTests|MIDIPortDeviceTests"
       tsan_skip+="|SampleAccuracyTests|ScheduleTests|\\.RenderTests|RenderPeakTests|LimiterInTheDefaultGraphTests|TransportTests|PlayRateTests"
       tsan_skip+="|TrackLoopAndLiveEditTests|StrayNoteOffTests|LiveEditAtFastRateTests|MPEChaseTests|MPERecordEditTests|TuningChaseTests"
       tsan_skip+="|SystemExclusiveChaseTests|SystemExclusiveDeliveryTests|WAVWriterTests|StemTests|MalformedCaptureTests|JournalSafetyTests"
       tsan_skip+="|MIDITransportFollowerTests|MIDIClockFollowTests"
-      echo "== ThreadSanitizer (optimized build): engine, player, session, recording and driver tests where threads meet"
-      if ! TACTUS_TEST_TARGETS=PlaybackTests,ALSATests TSAN_OPTIONS="halt_on_error=1" swift test -c release -Xswiftc -enable-testing --sanitize=thread --scratch-path .build-tsan --filter "PlaybackTests|ALSATests" \
+      echo "== ThreadSanitizer (optimized build): engine, player, session, recording, driver and LV2 worker tests where threads meet"
+      if ! TACTUS_TEST_TARGETS=PlaybackTests,ALSATests,LV2Tests TSAN_OPTIONS="halt_on_error=1" swift test -c release -Xswiftc -enable-testing --sanitize=thread --scratch-path .build-tsan --filter "PlaybackTests|ALSATests|LV2WorkerTests|LV2CatalogueConcurrencyTests" \
           --skip "$tsan_skip" 2>&1 | quiet; then
         echo "sanitizers.sh: engine, player or driver tests failed under ThreadSanitizer" >&2
         exit 1
