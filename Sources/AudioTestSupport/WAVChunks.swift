@@ -27,3 +27,16 @@ public enum WAVChunks {
         try samples(Data(contentsOf: URL(fileURLWithPath: path)))
     }
 }
+
+/// Writes a 16-bit mono 44.1 kHz WAV file of a sine at `frequency` Hz, `frames` long (at
+/// about -4 dBFS), to `url`: a sample for the samplers under test, written by hand so that
+/// nothing under test writes it.
+public func writeSineWAV(frequency: Double, frames: Int, to url: URL) throws {
+    var data = Data()
+    func le<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
+    data.append(contentsOf: Array("RIFF".utf8)); le(UInt32(36 + frames * 2)); data.append(contentsOf: Array("WAVEfmt ".utf8))
+    le(UInt32(16)); le(UInt16(1)); le(UInt16(1)); le(UInt32(44_100)); le(UInt32(88_200)); le(UInt16(2)); le(UInt16(16))
+    data.append(contentsOf: Array("data".utf8)); le(UInt32(frames * 2))
+    for i in 0..<frames { le(Int16((sin(Double(i) * 2 * .pi * frequency / 44_100) * 20_000).rounded())) }
+    try data.write(to: url)
+}

@@ -21,15 +21,8 @@ struct LV2FileParameterCLITests {
 
     /// A 16-bit mono WAV of a 660 Hz sine, 0.5 s long.
     func sine(in dir: URL) throws -> String {
-        let frames = 22_050
-        var data = Data()
-        func le<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
-        data.append(contentsOf: Array("RIFF".utf8)); le(UInt32(36 + frames * 2)); data.append(contentsOf: Array("WAVEfmt ".utf8))
-        le(UInt32(16)); le(UInt16(1)); le(UInt16(1)); le(UInt32(44_100)); le(UInt32(88_200)); le(UInt16(2)); le(UInt16(16))
-        data.append(contentsOf: Array("data".utf8)); le(UInt32(frames * 2))
-        for i in 0..<frames { le(Int16((sin(Double(i) * 2 * .pi * 660 / 44_100) * 20_000).rounded())) }
         let path = dir.appendingPathComponent("sine.wav").path
-        try data.write(to: URL(fileURLWithPath: path))
+        try writeSineWAV(frequency: 660, frames: 22_050, to: URL(fileURLWithPath: path))
         return path
     }
 

@@ -1,4 +1,5 @@
 import enum AudioTestSupport.ExternalTools
+import func AudioTestSupport.writeSineWAV
 import AudioGraph
 import CLilv
 import Foundation
@@ -117,17 +118,10 @@ struct LV2NodeBehaviourTests {
         }
     }
 
-    /// A 0.25 s 16-bit mono WAV of a 660 Hz sine, written by hand.
+    /// A 0.25 s 16-bit mono WAV of a 660 Hz sine.
     func sineWAV() throws -> URL {
-        let frames = 11_025
-        var data = Data()
-        func le<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
-        data.append(contentsOf: Array("RIFF".utf8)); le(UInt32(36 + frames * 2)); data.append(contentsOf: Array("WAVEfmt ".utf8))
-        le(UInt32(16)); le(UInt16(1)); le(UInt16(1)); le(UInt32(44_100)); le(UInt32(88_200)); le(UInt16(2)); le(UInt16(16))
-        data.append(contentsOf: Array("data".utf8)); le(UInt32(frames * 2))
-        for i in 0..<frames { le(Int16((sin(Double(i) * 2 * .pi * 660 / 44_100) * 20_000).rounded())) }
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("tactus-lv2-\(UUID().uuidString).wav")
-        try data.write(to: url)
+        try writeSineWAV(frequency: 660, frames: 11_025, to: url)
         return url
     }
 
