@@ -60,6 +60,10 @@
     F(LilvState *, lilv_state_new_from_world, (LilvWorld *w, LV2_URID_Map *m, const LilvNode *n), (w, m, n), NULL) \
     V(lilv_state_restore, (const LilvState *s, LilvInstance *i, LilvSetPortValueFunc f, void *u, uint32_t fl, const LV2_Feature *const *fe), (s, i, f, u, fl, fe)) \
     V(lilv_state_free, (LilvState *s), (s)) \
+    F(LilvState *, lilv_state_new_from_instance, (const LilvPlugin *p, LilvInstance *i, LV2_URID_Map *m, const char *sd, const char *cd, const char *ld, const char *vd, LilvGetPortValueFunc g, void *u, uint32_t fl, const LV2_Feature *const *fe), (p, i, m, sd, cd, ld, vd, g, u, fl, fe), NULL) \
+    F(int, lilv_state_save, (LilvWorld *w, LV2_URID_Map *m, LV2_URID_Unmap *u, const LilvState *s, const char *uri, const char *d, const char *f), (w, m, u, s, uri, d, f), -1) \
+    F(LilvState *, lilv_state_new_from_file, (LilvWorld *w, LV2_URID_Map *m, const LilvNode *s, const char *p), (w, m, s, p), NULL) \
+    F(const LilvNode *, lilv_state_get_plugin_uri, (const LilvState *s), (s), NULL) \
     F(LilvInstance *, lilv_plugin_instantiate, (const LilvPlugin *p, double rate, const LV2_Feature *const *f), (p, rate, f), NULL) \
     V(lilv_instance_free, (LilvInstance *instance), (instance))
 

@@ -235,6 +235,16 @@ public final class LV2Catalogue {
         return presets.first { $0.uri == name } ?? presets.first { $0.label.caseInsensitiveCompare(name) == .orderedSame }
     }
 
+    /// Runs `body` with the catalogue's lilv world, while no other catalogue reads Turtle (see
+    /// `reading`): saving and loading states read and write it.
+    func withWorld<Result>(_ body: (OpaquePointer) -> Result) -> Result {
+        // As an address: a pointer is not Sendable.
+        let world = UInt(bitPattern: self.world)
+        return Self.reading.withLock { _ in
+            body(OpaquePointer(bitPattern: world)!)
+        }
+    }
+
     /// Up to five plugin URIs close to `query`: those whose URI or name contains it (or its
     /// last path component), else the nearest by edit distance (and those one edit further).
     public func closeMatches(to query: String) -> [String] {

@@ -16,6 +16,8 @@ public enum LV2Error: Error, Sendable, Hashable, CustomStringConvertible {
     case unknownParameter(plugin: String, name: String)
     /// A preset label or URI the plugin does not have; `presets` are its presets' labels.
     case unknownPreset(plugin: String, name: String, presets: [String])
+    /// A state could not be saved to or read from `path`.
+    case stateFailed(path: String, reason: String)
 
     /// One line for the user; the library-missing one names the Debian package.
     public var description: String {
@@ -36,6 +38,8 @@ public enum LV2Error: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownPreset(let plugin, let name, let presets):
             if presets.isEmpty { return "\(plugin) has no preset '\(name)' (it has no presets)" }
             return "\(plugin) has no preset '\(name)'; its presets: \(presets.joined(separator: ", "))"
+        case .stateFailed(let path, let reason):
+            return "\(path): \(reason)"
         }
     }
 
@@ -44,7 +48,7 @@ public enum LV2Error: Error, Sendable, Hashable, CustomStringConvertible {
     public var isUnavailable: Bool {
         switch self {
         case .libraryUnavailable, .missingFeatures, .notHostable, .instantiationFailed: return true
-        case .unknownPlugin, .unknownParameter, .unknownPreset: return false
+        case .unknownPlugin, .unknownParameter, .unknownPreset, .stateFailed: return false
         }
     }
 }

@@ -59,10 +59,11 @@ public final class LV2PluginNode: ParameterizedNode {
     /// The control inputs, by port index.
     public let parameters: NodeParameters
 
-    private let catalogue: LV2Catalogue
-    private let plugin: OpaquePointer
-    private var features: LV2HostFeatures
-    private var instance: UnsafeMutablePointer<LilvInstance>?
+    // Internal, not private: the state's save and load (LV2PluginState.swift) use them.
+    let catalogue: LV2Catalogue
+    let plugin: OpaquePointer
+    private(set) var features: LV2HostFeatures
+    private(set) var instance: UnsafeMutablePointer<LilvInstance>?
     private var sampleRate: Double
     private let logHandler: LV2LogHandler?
 
@@ -439,7 +440,7 @@ public final class LV2PluginNode: ParameterizedNode {
 
     /// Restores `state` (freed here): port values into the parameters, properties through
     /// the plugin's state interface, then the work it scheduled.
-    private func restore(_ state: OpaquePointer, into instance: UnsafeMutablePointer<LilvInstance>) {
+    func restore(_ state: OpaquePointer, into instance: UnsafeMutablePointer<LilvInstance>) {
         defer { lilv_state_free(state) }
         let context = Unmanaged.passUnretained(self).toOpaque()
         workingHere {

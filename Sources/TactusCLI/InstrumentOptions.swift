@@ -27,6 +27,11 @@ struct InstrumentOptions: ParsableArguments {
                                valueName: "lv2:URI[,SYMBOL=VALUE...]"))
     var effects: [String] = []
 
+    @Option(name: .customLong("save-state"),
+            help: ArgumentHelp("Save the LV2 instrument's state, as its settings leave it, in this folder before playing (restore it with lv2:URI,state=FOLDER).",
+                               valueName: "FOLDER"))
+    var saveState: String?
+
     @Option(name: .customLong("sample-memory"),
             help: ArgumentHelp("Most MiB of decoded samples an SFZ instrument may take (1...65536; default 1024).", valueName: "MIB"))
     var sampleMemory: Int?
@@ -175,6 +180,9 @@ extension InstrumentOptions {
         if sampleMemory != nil, !(instrument?.lowercased().hasSuffix(".sfz") ?? false) {
             throw usage("--sample-memory applies to an SFZ instrument (--instrument FILE.sfz)")
         }
+        if saveState != nil, lv2PluginURI == nil {
+            throw usage("--save-state saves an LV2 instrument's state: give --instrument lv2:URI")
+        }
         if lv2PluginURI != nil, tuning != nil {
             throw usage("--tuning retunes the sampler and the built-in synthesizer; an LV2 instrument has its own tuning")
         }
@@ -240,6 +248,14 @@ extension InstrumentOptions {
         }
         if let instrument, let spec = try? LV2PluginSpec.parse(instrument, option: "--instrument") {
             let node = try loadPlugin(spec, kind: .instrument, input: input, file: song, catalogue: &catalogue)
+            if let saveState {
+                do {
+                    try node.saveState(to: saveState)
+                } catch {
+                    printError("--save-state \(error)")
+                    throw ExitCode(ExitStatus.cannotCreate)
+                }
+            }
             return InstrumentChoice(instrument: .node(node), description: "LV2 instrument \(node.info.name) (\(spec.uri))", plugin: node)
         }
         if let path = instrument, path.lowercased().hasSuffix(".sfz") {

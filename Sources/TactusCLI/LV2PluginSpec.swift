@@ -9,7 +9,7 @@ import LV2
 /// both) and gives a number in the port's range, or names a file the plugin reads (a
 /// SoundFont, a sample: its file parameters, by short name, label or URI) and gives the
 /// file's path; `preset=LABEL` (or the preset's URI) loads one of the plugin's presets first,
-/// which the other settings then change.
+/// and `state=FOLDER` a state `--save-state` saved, which the other settings then change.
 struct LV2PluginSpec {
     /// The plugin's URI.
     var uri: String
@@ -18,6 +18,9 @@ struct LV2PluginSpec {
     var settings: [(name: String, value: String)]
     /// The preset to load before the settings, by label or URI.
     var preset: String?
+    /// A folder holding a state saved by `--save-state` (or another host), loaded after the
+    /// preset and before the settings.
+    var state: String?
 
     static let prefix = "lv2:"
 
@@ -32,6 +35,7 @@ struct LV2PluginSpec {
         guard !uri.isEmpty else { throw SpecError("\(option) lv2: needs a plugin URI (see tactus info --plugins)") }
         var settings: [(String, String)] = []
         var preset: String?
+        var state: String?
         for setting in parts.dropFirst() {
             guard let equals = setting.firstIndex(of: "="), equals != setting.startIndex else {
                 throw SpecError("\(option) \(uri): '\(setting)' is not a control setting NAME=VALUE (see tactus info --plugin \(uri))")
@@ -45,9 +49,16 @@ struct LV2PluginSpec {
                 preset = String(text)
                 continue
             }
+            if name == "state" {
+                guard state == nil, !text.isEmpty else {
+                    throw SpecError("\(option) \(uri): give one state, a folder --save-state wrote")
+                }
+                state = String(text)
+                continue
+            }
             settings.append((name, String(text)))
         }
-        return LV2PluginSpec(uri: uri, settings: settings, preset: preset)
+        return LV2PluginSpec(uri: uri, settings: settings, preset: preset, state: state)
     }
 
     /// Sets the controls on `node`, each checked against its port's range, and gives it the
@@ -61,6 +72,13 @@ struct LV2PluginSpec {
                 try node.loadPreset(preset)
             } catch {
                 throw SpecError("\(option) \(uri): \(error)")
+            }
+        }
+        if let state {
+            do {
+                try node.loadState(from: state)
+            } catch {
+                throw SpecError("\(option) \(uri): state=\(error)", status: ExitStatus.noInput)
             }
         }
         for (name, text) in settings {

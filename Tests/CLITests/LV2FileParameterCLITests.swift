@@ -115,3 +115,54 @@ struct LV2FileParameterCLITests {
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 }
+
+@Suite("--save-state FOLDER and lv2:URI,state=FOLDER", .enabled(if: hasFilePlugins, "\(filePlugins)"))
+struct LV2StateCLITests {
+    @Test("a saved state renders the same in a new process, after its folder moved and the sample it names is gone")
+    func aSavedStateRendersTheSame() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let sample = dir.appendingPathComponent("sine.wav")
+        try writeSineWAV(frequency: 660, frames: 22_050, to: sample)
+        let song = CLI.song("little-waltz.mid")
+        let saved = dir.appendingPathComponent("saved").path, moved = dir.appendingPathComponent("moved").path
+        let first = dir.appendingPathComponent("first.wav").path, again = dir.appendingPathComponent("again.wav").path
+        let made = try CLI.run(["render", song, "-o", first, "--to", "5s", "--quiet", "--format", "f32",
+                                "--instrument", "lv2:\(sampler),sample=\(sample.path)", "--save-state", saved])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(FileManager.default.fileExists(atPath: saved + "/state.ttl"))
+        try FileManager.default.moveItem(atPath: saved, toPath: moved)
+        try FileManager.default.removeItem(at: sample)
+        let restored = try CLI.run(["render", song, "-o", again, "--to", "5s", "--quiet", "--format", "f32", "--instrument", "lv2:\(sampler),state=\(moved)"])
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: again)) == Data(contentsOf: URL(fileURLWithPath: first)))
+
+        // Control values are part of the state too.
+        let piano = "http://drobilla.net/plugins/mda/Piano"
+        let pianoState = dir.appendingPathComponent("piano").path
+        let decayed = try CLI.run(["render", song, "-o", first, "--to", "5s", "--quiet", "--format", "f32",
+                                   "--instrument", "lv2:\(piano),env_decay=0.1", "--save-state", pianoState])
+        #expect(decayed.status == 0, "\(decayed.stderr)")
+        let back = try CLI.run(["render", song, "-o", again, "--to", "5s", "--quiet", "--format", "f32", "--instrument", "lv2:\(piano),state=\(pianoState)"])
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: again)) == Data(contentsOf: URL(fileURLWithPath: first)))
+    }
+
+    @Test("a missing state, another plugin's state, or --save-state without an LV2 instrument: one line each")
+    func refusals() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let song = CLI.song("little-waltz.mid"), out = dir.appendingPathComponent("x.wav").path
+        let saved = dir.appendingPathComponent("saved").path
+        #expect(try CLI.run(["render", song, "-o", out, "--to", "1s", "--quiet", "--instrument", "lv2:\(sampler)", "--save-state", saved]).status == 0)
+        let missing = try CLI.run(["render", song, "-o", out, "--quiet", "--instrument", "lv2:\(sampler),state=\(dir.path)/none"])
+        #expect(missing.status == 66)
+        #expect(missing.stderr == "\(song): --instrument \(sampler): state=\(dir.path)/none: no readable state file\n")
+        let other = try CLI.run(["render", song, "-o", out, "--quiet", "--instrument", "lv2:\(fluidSynth),state=\(saved)"])
+        #expect(other.status == 66)
+        #expect(other.stderr == "\(song): --instrument \(fluidSynth): state=\(saved)/state.ttl: a state of \(sampler), not of \(fluidSynth)\n")
+        let builtIn = try CLI.run(["render", song, "-o", out, "--quiet", "--instrument", "builtin", "--save-state", saved])
+        #expect(builtIn.status == 64)
+        #expect(builtIn.stderr.hasSuffix("--save-state saves an LV2 instrument's state: give --instrument lv2:URI\n"), "\(builtIn.stderr)")
+    }
+}

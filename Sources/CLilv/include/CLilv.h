@@ -189,6 +189,15 @@ LilvState *lilv_state_new_from_world(LilvWorld *world, LV2_URID_Map *map, const 
 void lilv_state_restore(const LilvState *state, LilvInstance *instance, LilvSetPortValueFunc set_value, void *user_data,
                         uint32_t flags, const LV2_Feature *const *features);
 void lilv_state_free(LilvState *state);
+/// Reads the port value of `port_symbol` for a state being saved: its bytes, size and type.
+typedef const void *(*LilvGetPortValueFunc)(const char *port_symbol, void *user_data, uint32_t *size, uint32_t *type);
+LilvState *lilv_state_new_from_instance(const LilvPlugin *plugin, LilvInstance *instance, LV2_URID_Map *map, const char *scratch_dir,
+                                        const char *copy_dir, const char *link_dir, const char *save_dir, LilvGetPortValueFunc get_value,
+                                        void *user_data, uint32_t flags, const LV2_Feature *const *features);
+int lilv_state_save(LilvWorld *world, LV2_URID_Map *map, LV2_URID_Unmap *unmap, const LilvState *state, const char *uri,
+                    const char *dir, const char *filename);
+LilvState *lilv_state_new_from_file(LilvWorld *world, LV2_URID_Map *map, const LilvNode *subject, const char *path);
+const LilvNode *lilv_state_get_plugin_uri(const LilvState *state);
 
 LilvInstance *lilv_plugin_instantiate(const LilvPlugin *plugin, double sample_rate, const LV2_Feature *const *features);
 void lilv_instance_free(LilvInstance *instance);
