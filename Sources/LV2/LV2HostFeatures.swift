@@ -352,6 +352,15 @@ final class LV2Worker: @unchecked Sendable {
         }
     }
 
+    /// Performs until no work is left, including work that responses schedule (eg-sampler
+    /// frees the sample it replaced so), at most eight rounds (control side, synchronous mode,
+    /// while the plugin is not running). Dropping such work would lose a file or leak memory.
+    func drain(handle: LV2_Handle?) {
+        for _ in 0..<8 where requestBytes > 0 || responseBytes > 0 {
+            perform(handle: handle)
+        }
+    }
+
     func clear() {
         requestBytes = 0
         responseBytes = 0

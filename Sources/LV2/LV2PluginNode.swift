@@ -99,7 +99,7 @@ public final class LV2PluginNode: ParameterizedNode {
     // Messages sent while rendering (forged atom events at frame 0), control side to audio
     // thread, and where the audio thread gathers them for the slice.
     private let messageRing = LV2MessageRing(capacity: 1 << 14)
-    private let slicePrefix = UnsafeMutableRawPointer.allocate(byteCount: 1 << 14, alignment: 8)
+    private let slicePrefix: UnsafeMutableRawPointer
     private var sliceStart: Int64 = 0
     private var filled = 0
     private var nextFrame: Int64 = -1
@@ -162,6 +162,7 @@ public final class LV2PluginNode: ParameterizedNode {
         }
         atomOutputs = info.ports.filter { $0.kind == .atom && !$0.isInput }
             .map { (UnsafeMutableRawPointer.allocate(byteCount: atomSize($0), alignment: 8), atomSize($0)) }
+        slicePrefix = .allocate(byteCount: 1 << 14, alignment: 8)
 
         let sequenceSize = max(midiCapacity, atomInputs.map(\.capacity).max() ?? 0, atomOutputs.map(\.capacity).max() ?? 0,
                                Self.minimumAtomBufferSize)
@@ -223,7 +224,10 @@ public final class LV2PluginNode: ParameterizedNode {
             instance.pointee.lv2_descriptor.pointee.deactivate?(instance.pointee.lv2_handle)
             instance.pointee.lv2_descriptor.pointee.activate?(instance.pointee.lv2_handle)
         }
-        workingHere { features.worker.clear() }
+        // Work still pending (a file to load, a sample to free) is done, not dropped.
+        workingHere {
+            if let instance { features.worker.drain(handle: instance.pointee.lv2_handle) } else { features.worker.clear() }
+        }
         clearBuffers()
     }
 
@@ -260,6 +264,7 @@ public final class LV2PluginNode: ParameterizedNode {
         workingHere {
             instance.pointee.lv2_descriptor.pointee.run?(handle, UInt32(grid))
             features.worker.perform(handle: handle)
+            features.worker.drain(handle: handle)
         }
         flushLog()
         writeEmptySequence(into: target)
@@ -450,6 +455,7 @@ public final class LV2PluginNode: ParameterizedNode {
                 node.restorePort(String(cString: symbol), value: value, size: size, type: type)
             }, context, 0, features.featureList)
             features.worker.perform(handle: instance.pointee.lv2_handle)
+            features.worker.drain(handle: instance.pointee.lv2_handle)
         }
     }
 
@@ -471,6 +477,8 @@ public final class LV2PluginNode: ParameterizedNode {
     private func release() {
         guard let instance else { return }
         features.worker.stopBackground()
+        // Pending work may free what the plugin's cleanup does not (a replaced sample).
+        features.worker.drain(handle: instance.pointee.lv2_handle)
         instance.pointee.lv2_descriptor.pointee.deactivate?(instance.pointee.lv2_handle)
         lilv_instance_free(instance)
         self.instance = nil
