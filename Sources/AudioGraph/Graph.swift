@@ -155,6 +155,8 @@ public final class CompiledGraph {
     /// The largest `frameCount` one render call may ask for.
     public let maximumFrameCount: Int
     /// Frames by which the output lags the instruments: the longest path's total latency.
+    /// Shorter paths into a node are delayed to line up with its longest, so instruments with
+    /// different latencies (an LV2 plugin beside a built-in instrument) are heard together.
     public let latencyFrames: Int
 
     // Per node: its output buffer, and per input bus either a source's buffer (one source),
@@ -166,18 +168,43 @@ public final class CompiledGraph {
     private let nodeCount: Int
     private let storage: UnsafeMutablePointer<Float>
     private let silence: StereoBuffer
+    private let compensationDelays: [CompensationDelay]
 
     enum InputPlan {
         case silent
         case single(Int)
-        case summed([Int], StereoBuffer)
+        /// Several sources, or one whose path lags less than the node's longest, summed (and
+        /// delayed) into the bus's own buffer.
+        case summed([AlignedSource], StereoBuffer)
+    }
+
+    struct AlignedSource {
+        var index: Int
+        var delay: CompensationDelay?
     }
 
     init(specs: [NodeSpec], outputIndex: Int, sampleRate: Double, maximumFrameCount: Int) {
         let n = specs.count
         let frames = max(1, maximumFrameCount)
-        let summedBuses = specs.reduce(0) { $0 + $1.inputSources.filter { $0.count > 1 }.count }
-        let channelCount = 2 * (n + summedBuses + 1)
+        // Prepared before their latency is read: a node may only know it once it has the
+        // sample rate (the limiter's look-ahead is a time).
+        for spec in specs { spec.node.prepare(sampleRate: sampleRate, maximumFrameCount: frames) }
+        // Longest-latency path into each node, in render order; every source of a node whose
+        // path lags less is delayed by the difference, so its inputs line up.
+        var pathLatency = [Int](repeating: 0, count: n)
+        var upstreamLatency = [Int](repeating: 0, count: n)
+        for (i, spec) in specs.enumerated() {
+            upstreamLatency[i] = spec.inputSources.joined().map { pathLatency[$0] }.max() ?? 0
+            pathLatency[i] = upstreamLatency[i] + spec.node.latencyFrames
+        }
+        latencyFrames = pathLatency[outputIndex]
+        func needsOwnBuffer(_ sources: [Int], node i: Int) -> Bool {
+            sources.count > 1 || sources.contains { pathLatency[$0] < upstreamLatency[i] }
+        }
+        let ownBuffers = specs.enumerated().reduce(0) { total, spec in
+            total + spec.element.inputSources.filter { needsOwnBuffer($0, node: spec.offset) }.count
+        }
+        let channelCount = 2 * (n + ownBuffers + 1)
         let store = UnsafeMutablePointer<Float>.allocate(capacity: channelCount * frames)
         store.initialize(repeating: 0, count: channelCount * frames)
         storage = store
@@ -190,20 +217,26 @@ public final class CompiledGraph {
         outputBuffers = specs.map { _ in takeBuffer() }
         var plans: [[InputPlan]] = []
         var offsets: [Int] = []
+        var delays: [CompensationDelay] = []
         var totalBuses = 0
-        for spec in specs {
+        for (i, spec) in specs.enumerated() {
             offsets.append(totalBuses)
             totalBuses += spec.inputSources.count
             plans.append(spec.inputSources.map { sources in
-                switch sources.count {
-                case 0: return .silent
-                case 1: return .single(sources[0])
-                default: return .summed(sources, takeBuffer())
+                if sources.isEmpty { return .silent }
+                if !needsOwnBuffer(sources, node: i) { return .single(sources[0]) }
+                let aligned = sources.map { source in
+                    let lag = upstreamLatency[i] - pathLatency[source]
+                    let delay = lag > 0 ? CompensationDelay(frames: lag) : nil
+                    if let delay { delays.append(delay) }
+                    return AlignedSource(index: source, delay: delay)
                 }
+                return .summed(aligned, takeBuffer())
             })
         }
         inputPlans = plans
         inputScratchOffsets = offsets
+        compensationDelays = delays
         inputScratch = .allocate(capacity: max(1, totalBuses))
         inputScratch.initialize(repeating: silence, count: max(1, totalBuses))
         nodes = specs.map(\.node)
@@ -212,16 +245,6 @@ public final class CompiledGraph {
         self.outputIndex = outputIndex
         self.sampleRate = sampleRate
         self.maximumFrameCount = frames
-        // Prepared before their latency is read: a node may only know it once it has the
-        // sample rate (the limiter's look-ahead is a time).
-        for spec in specs { spec.node.prepare(sampleRate: sampleRate, maximumFrameCount: frames) }
-        // Longest-latency path into each node, in render order.
-        var pathLatency = [Int](repeating: 0, count: n)
-        for (i, spec) in specs.enumerated() {
-            let upstream = spec.inputSources.joined().map { pathLatency[$0] }.max() ?? 0
-            pathLatency[i] = upstream + spec.node.latencyFrames
-        }
-        latencyFrames = pathLatency[outputIndex]
     }
 
     deinit {
@@ -240,6 +263,7 @@ public final class CompiledGraph {
     /// Returns every node to silence.
     public func reset() {
         for node in nodes { node.reset() }
+        for delay in compensationDelays { delay.clear() }
     }
 
     /// Renders `frameCount` frames (at most ``maximumFrameCount``) starting at absolute frame
@@ -297,19 +321,23 @@ public final class CompiledGraph {
                     inputScratch[base + b] = outputBuffers[s].advanced(by: offset)
                 case .summed(let sources, let sum):
                     let dst = sum.advanced(by: offset)
-                    let first = outputBuffers[sources[0]].advanced(by: offset)
-                    dst.left.update(from: first.left, count: frameCount)
-                    dst.right.update(from: first.right, count: frameCount)
                     // Index loops: iterating a slice (dropFirst) allocates in debug builds,
                     // and the audio thread must not allocate in any build.
-                    var k = 1
+                    var k = 0
                     while k < sources.count {
-                        let src = outputBuffers[sources[k]].advanced(by: offset)
-                        var f = 0
-                        while f < frameCount {
-                            dst.left[f] += src.left[f]
-                            dst.right[f] += src.right[f]
-                            f += 1
+                        let src = outputBuffers[sources[k].index].advanced(by: offset)
+                        if let delay = sources[k].delay {
+                            delay.process(src, into: dst, frameCount: frameCount, adding: k > 0)
+                        } else if k == 0 {
+                            dst.left.update(from: src.left, count: frameCount)
+                            dst.right.update(from: src.right, count: frameCount)
+                        } else {
+                            var f = 0
+                            while f < frameCount {
+                                dst.left[f] += src.left[f]
+                                dst.right[f] += src.right[f]
+                                f += 1
+                            }
                         }
                         k += 1
                     }
