@@ -15,8 +15,10 @@
     F(LilvWorld *, lilv_world_new, (void), (), NULL) \
     V(lilv_world_free, (LilvWorld *world), (world)) \
     V(lilv_world_load_all, (LilvWorld *world), (world)) \
+    V(lilv_world_set_option, (LilvWorld *world, const char *uri, const LilvNode *value), (world, uri, value)) \
     F(const LilvPlugins *, lilv_world_get_all_plugins, (const LilvWorld *world), (world), NULL) \
     F(LilvNode *, lilv_new_uri, (LilvWorld *world, const char *uri), (world, uri), NULL) \
+    F(LilvNode *, lilv_new_string, (LilvWorld *world, const char *str), (world, str), NULL) \
     V(lilv_node_free, (LilvNode *value), (value)) \
     F(const char *, lilv_node_as_uri, (const LilvNode *value), (value), NULL) \
     F(const char *, lilv_node_as_string, (const LilvNode *value), (value), NULL) \

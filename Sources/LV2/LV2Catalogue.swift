@@ -47,6 +47,9 @@ public struct LV2PortInfo: Sendable, Hashable {
     public var isInteger: Bool
     /// A control whose range is in multiples of the sample rate.
     public var isSampleRateRelative: Bool
+    /// For a control output: the plugin reports its latency there, in frames
+    /// (`lv2:reportsLatency`, or the designation `lv2:latency`).
+    public var reportsLatency = false
 }
 
 /// A named set of a plugin's settings (`pset:Preset`): control values, and for some plugins
@@ -112,9 +115,6 @@ public struct LV2PluginInfo: Sendable, Hashable {
         if let port = ports.first(where: { $0.kind == .other && !$0.isOptional }) {
             return "port \(port.symbol) is of a type Tactus does not know"
         }
-        if let port = ports.first(where: { $0.kind == .cv && !$0.isOptional }) {
-            return "CV port \(port.symbol) (CV ports are not handled yet)"
-        }
         let audioOut = ports.filter { $0.kind == .audio && !$0.isInput }.count
         let audioIn = ports.filter { $0.kind == .audio && $0.isInput }.count
         if audioOut == 0 || audioOut > 2 { return "\(audioOut) audio outputs (Tactus takes 1 or 2)" }
@@ -126,6 +126,11 @@ public struct LV2PluginInfo: Sendable, Hashable {
     public var isHostable: Bool { hostingProblem == nil }
     /// The control inputs: the node's parameters.
     public var controlInputs: [LV2PortInfo] { ports.filter { $0.kind == .control && $0.isInput } }
+    /// The control outputs: what the plugin reports (meters, its latency); the node reads them
+    /// after each run.
+    public var controlOutputs: [LV2PortInfo] { ports.filter { $0.kind == .control && !$0.isInput } }
+    /// The control output where the plugin reports its latency, if it has one.
+    public var latencyPort: LV2PortInfo? { controlOutputs.first(where: \.reportsLatency) }
 }
 
 /// The LV2 plugins installed on this machine, found by lilv on `LV2_PATH` or, when it is not
@@ -142,11 +147,17 @@ public final class LV2Catalogue {
 
     /// Loads lilv and reads every installed bundle. Catalogues may be made on several threads
     /// at once: their reading takes turns (see `reading`).
+    /// - Parameter searchPath: folders holding bundles, separated by `:` as in `LV2_PATH`, to
+    ///   search instead of `LV2_PATH` or the standard folders; nil searches those.
     /// - Throws: ``LV2Error/libraryUnavailable(reason:)`` without liblilv.
-    public init() throws(LV2Error) {
+    public init(searchPath: String? = nil) throws(LV2Error) {
         try LV2Library.load()
         let loaded: (world: OpaquePointer, plugins: [LV2PluginInfo], handles: [String: OpaquePointer])? = Self.reading.withLock { _ in
             guard let world = lilv_world_new() else { return nil }
+            if let searchPath, let path = lilv_new_string(world, searchPath) {
+                lilv_world_set_option(world, "http://drobilla.net/ns/lilv#lv2-path", path)
+                lilv_node_free(path)
+            }
             lilv_world_load_all(world)
             let uris = CatalogueURIs(world: world)
             defer { uris.free() }
@@ -379,6 +390,12 @@ public final class LV2Catalogue {
             }
         }
         if kind == .control {
+            if !info.isInput, has(uris.reportsLatency) {
+                info.reportsLatency = true
+            } else if !info.isInput, let designation = lilv_port_get(plugin, port, uris.designation) {
+                info.reportsLatency = lilv_node_equals(designation, uris.latency)
+                lilv_node_free(designation)
+            }
             var def: OpaquePointer?, low: OpaquePointer?, high: OpaquePointer?
             lilv_port_get_range(plugin, port, &def, &low, &high)
             func number(_ node: OpaquePointer?) -> Float? {
@@ -399,7 +416,7 @@ public final class LV2Catalogue {
 private struct CatalogueURIs {
     let audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, timePosition, minimumSize: OpaquePointer
     let connectionOptional, toggled, integer, sampleRate, rdfType, preset, label: OpaquePointer
-    let patchWritable, range, atomPath: OpaquePointer
+    let patchWritable, range, atomPath, reportsLatency, designation, latency: OpaquePointer
 
     init(world: OpaquePointer) {
         func node(_ uri: String) -> OpaquePointer { lilv_new_uri(world, uri) }
@@ -421,11 +438,14 @@ private struct CatalogueURIs {
         patchWritable = node(LV2URI.patchWritable)
         range = node(LV2URI.rdfsRange)
         atomPath = node(LV2URI.atomPath)
+        reportsLatency = node(LV2URI.reportsLatency)
+        designation = node(LV2URI.designation)
+        latency = node(LV2URI.latency)
     }
 
     func free() {
         for node in [audioPort, controlPort, atomPort, cvPort, inputPort, midiEvent, timePosition, minimumSize, connectionOptional, toggled, integer, sampleRate,
-                     rdfType, preset, label, patchWritable, range, atomPath] {
+                     rdfType, preset, label, patchWritable, range, atomPath, reportsLatency, designation, latency] {
             lilv_node_free(node)
         }
     }

@@ -14,6 +14,8 @@ public enum LV2Error: Error, Sendable, Hashable, CustomStringConvertible {
     case instantiationFailed(plugin: String)
     /// A parameter name or symbol the plugin does not have.
     case unknownParameter(plugin: String, name: String)
+    /// A control output the plugin does not have; `outputs` are its control outputs' symbols.
+    case unknownControlOutput(plugin: String, name: String, outputs: [String])
     /// A preset label or URI the plugin does not have; `presets` are its presets' labels.
     case unknownPreset(plugin: String, name: String, presets: [String])
     /// A state could not be saved to or read from `path`.
@@ -35,6 +37,9 @@ public enum LV2Error: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(plugin) failed to instantiate"
         case .unknownParameter(let plugin, let name):
             return "\(plugin) has no control input called \(name)"
+        case .unknownControlOutput(let plugin, let name, let outputs):
+            if outputs.isEmpty { return "\(plugin) has no control output called \(name) (it has none)" }
+            return "\(plugin) has no control output called \(name); its control outputs: \(outputs.joined(separator: ", "))"
         case .unknownPreset(let plugin, let name, let presets):
             if presets.isEmpty { return "\(plugin) has no preset '\(name)' (it has no presets)" }
             return "\(plugin) has no preset '\(name)'; its presets: \(presets.joined(separator: ", "))"
@@ -48,7 +53,7 @@ public enum LV2Error: Error, Sendable, Hashable, CustomStringConvertible {
     public var isUnavailable: Bool {
         switch self {
         case .libraryUnavailable, .missingFeatures, .notHostable, .instantiationFailed: return true
-        case .unknownPlugin, .unknownParameter, .unknownPreset, .stateFailed: return false
+        case .unknownPlugin, .unknownParameter, .unknownControlOutput, .unknownPreset, .stateFailed: return false
         }
     }
 }
@@ -81,6 +86,9 @@ enum LV2URI {
     static let integer = core + "integer"
     static let enumeration = core + "enumeration"
     static let sampleRateProperty = core + "sampleRate"
+    static let reportsLatency = core + "reportsLatency"
+    static let designation = core + "designation"
+    static let latency = core + "latency"
     static let hardRTCapable = core + "hardRTCapable"
     static let inPlaceBroken = core + "inPlaceBroken"
     static let isLive = core + "isLive"

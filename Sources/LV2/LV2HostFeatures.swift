@@ -211,7 +211,6 @@ private let lv2LogSink: tactus_log_sink = { context, level, message in
 /// plugin some runs later.
 final class LV2Worker: @unchecked Sendable {
     private static let capacity = 1 << 16
-    private var capacity: Int { Self.capacity }
     private let requests: UnsafeMutablePointer<UInt8>
     private var requestBytes = 0
     private let responses: UnsafeMutablePointer<UInt8>
@@ -258,7 +257,7 @@ final class LV2Worker: @unchecked Sendable {
             wake.signal()
             return LV2_Worker_Status(TACTUS_LV2_WORKER_SUCCESS)
         }
-        return Self.append(requests, &requestBytes, capacity: capacity, size: size, data: data)
+        return Self.append(requests, &requestBytes, capacity: Self.capacity, size: size, data: data)
             ? LV2_Worker_Status(TACTUS_LV2_WORKER_SUCCESS) : LV2_Worker_Status(TACTUS_LV2_WORKER_ERR_NO_SPACE)
     }
 
@@ -267,7 +266,7 @@ final class LV2Worker: @unchecked Sendable {
             return responseRing.write(size: size, data: data)
                 ? LV2_Worker_Status(TACTUS_LV2_WORKER_SUCCESS) : LV2_Worker_Status(TACTUS_LV2_WORKER_ERR_NO_SPACE)
         }
-        return Self.append(responses, &responseBytes, capacity: capacity, size: size, data: data)
+        return Self.append(responses, &responseBytes, capacity: Self.capacity, size: size, data: data)
             ? LV2_Worker_Status(TACTUS_LV2_WORKER_SUCCESS) : LV2_Worker_Status(TACTUS_LV2_WORKER_ERR_NO_SPACE)
     }
 
@@ -277,7 +276,7 @@ final class LV2Worker: @unchecked Sendable {
     func perform(handle: LV2_Handle?) {
         guard let interface else { return }
         if isInBackground {
-            while let size = responseRing.read(into: audioScratch, bufferCapacity: capacity) {
+            while let size = responseRing.read(into: audioScratch, bufferCapacity: Self.capacity) {
                 _ = interface.pointee.work_response?(handle, size, UnsafeRawPointer(audioScratch))
             }
             _ = interface.pointee.end_run?(handle)
@@ -325,7 +324,7 @@ final class LV2Worker: @unchecked Sendable {
             while true {
                 wake.wait()
                 if stopping.load(ordering: .acquiring) { break }
-                while let size = requestRing.read(into: workerScratch, bufferCapacity: capacity) {
+                while let size = requestRing.read(into: workerScratch, bufferCapacity: Self.capacity) {
                     _ = interface.pointee.work?(handle, lv2WorkerRespond, me, size, UnsafeRawPointer(workerScratch))
                 }
             }
@@ -344,11 +343,11 @@ final class LV2Worker: @unchecked Sendable {
         wake.signal()
         finished.wait()
         isInBackground = false
-        while let size = requestRing.read(into: workerScratch, bufferCapacity: capacity) {
-            _ = Self.append(requests, &requestBytes, capacity: capacity, size: size, data: workerScratch)
+        while let size = requestRing.read(into: workerScratch, bufferCapacity: Self.capacity) {
+            _ = Self.append(requests, &requestBytes, capacity: Self.capacity, size: size, data: workerScratch)
         }
-        while let size = responseRing.read(into: workerScratch, bufferCapacity: capacity) {
-            _ = Self.append(responses, &responseBytes, capacity: capacity, size: size, data: workerScratch)
+        while let size = responseRing.read(into: workerScratch, bufferCapacity: Self.capacity) {
+            _ = Self.append(responses, &responseBytes, capacity: Self.capacity, size: size, data: workerScratch)
         }
     }
 

@@ -1,6 +1,7 @@
 import AudioGraph
 import CLilv
 import MIDI
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,7 +34,22 @@ import Glibc
 /// them once per slice: the value the parameter has at the slice's last frame (grid
 /// resolution: a ramp reaches the plugin as a staircase of 64-frame steps, each the ramp's
 /// value at the step's last frame).
-/// A plugin's own reported latency is not compensated yet.
+///
+/// ## Latency
+///
+/// A plugin that reports a latency (a control output designated `lv2:latency`: a look-ahead
+/// limiter, a linear-phase filter) has it read when the node is prepared, from a run of one
+/// slice on silence with the parameters' current values, after which the plugin is reset; it is
+/// added to ``latencyFrames``. The graph delays its other paths to line up with it, and offline
+/// renders drop it with the grid's, so the plugin's output is at the song's frames; live, it is
+/// part of the latency reported. A latency the plugin changes later (its controls moved while
+/// playing) is not followed.
+///
+/// ## Control outputs and CV ports
+///
+/// The values a plugin writes to its control outputs after each slice are readable from any
+/// thread with ``controlOutputValue(_:)``. CV inputs receive silence (0) and CV outputs are
+/// connected and ignored.
 ///
 /// Rendering takes no lock, allocates nothing and does no I/O in Tactus's code; the plugin's
 /// `run` is the plugin's own. The work a plugin schedules (its worker extension: loading a
@@ -54,8 +70,11 @@ public final class LV2PluginNode: ParameterizedNode {
     public var name: String { info.name }
     /// 1 for an effect (its audio inputs), 0 for an instrument.
     public let inputBusCount: Int
-    /// One grid of frames: see the type's discussion.
-    public var latencyFrames: Int { Self.gridFrames }
+    /// One grid of frames and the plugin's own latency: see the type's discussion.
+    public var latencyFrames: Int { Self.gridFrames + pluginLatencyFrames }
+    /// The latency the plugin reported when the node was last prepared, in frames (0 for a
+    /// plugin without a latency port).
+    public private(set) var pluginLatencyFrames = 0
     /// The control inputs, by port index.
     public let parameters: NodeParameters
 
@@ -77,6 +96,13 @@ public final class LV2PluginNode: ParameterizedNode {
     // Control ports: one float each, connected for the instance's life.
     private let controls: UnsafeMutablePointer<Float>
     private let controlInputPorts: [(port: UInt32, slot: Int)]
+    // Control outputs, parallel to `info.controlOutputs`: the slot each is written in, and a
+    // copy of the values after each slice, readable from any thread.
+    private let controlOutputSlots: [Int]
+    let controlOutputValues: UnsafeMutablePointer<Atomic<UInt32>>
+    private let latencySlot: Int?
+    // CV ports, one slice each: inputs hold silence, outputs are written and ignored.
+    private let cvBuffers: [UnsafeMutablePointer<Float>]
     // Atom ports: the MIDI input (if any), other inputs (an empty sequence), outputs.
     private let midiBuffer: UnsafeMutableRawPointer?
     private let midiCapacity: Int
@@ -87,9 +113,11 @@ public final class LV2PluginNode: ParameterizedNode {
     /// MIDI events that were dropped: more than 4,096 in one slice, or more than its atom
     /// buffer holds.
     public var droppedEventCount: Int { sliceEvents.droppedEventCount }
-    // The atom input transport positions are written to as `time:Position` objects.
-    private let positionTarget: PositionTarget
-    private enum PositionTarget: Equatable {
+    // The atom input transport positions are written to as `time:Position` objects, and the
+    // one messages (`patch:Set` of a file) are written to.
+    private let positionTarget: AtomTarget
+    private let messageTarget: AtomTarget
+    private enum AtomTarget: Equatable {
         case none
         case midiPort
         case atomInput(Int)
@@ -138,13 +166,16 @@ public final class LV2PluginNode: ParameterizedNode {
         controls = .allocate(capacity: max(1, controlPorts.count))
         var inputs: [(UInt32, Int)] = []
         var infos: [AudioParameterInfo] = []
+        var outputSlots: [Int] = []
         for (slot, port) in controlPorts.enumerated() {
             controls[slot] = port.defaultValue ?? port.minimum ?? 0
-            guard port.isInput else { continue }
+            guard port.isInput else { outputSlots.append(slot); continue }
             inputs.append((port.index, slot))
             infos.append(Self.parameterInfo(port, sampleRate: sampleRate))
         }
         controlInputPorts = inputs
+        controlOutputSlots = outputSlots
+        latencySlot = info.controlOutputs.firstIndex(where: \.reportsLatency).map { outputSlots[$0] }
         parameters = NodeParameters(infos)
 
         let midiPort = info.ports.first { $0.kind == .atom && $0.isInput && $0.supportsMIDI }
@@ -160,9 +191,17 @@ public final class LV2PluginNode: ParameterizedNode {
         } else {
             positionTarget = .none
         }
+        messageTarget = midiPort != nil ? .midiPort : otherAtomInputs.isEmpty ? .none : .atomInput(0)
         atomOutputs = info.ports.filter { $0.kind == .atom && !$0.isInput }
             .map { (UnsafeMutableRawPointer.allocate(byteCount: atomSize($0), alignment: 8), atomSize($0)) }
         slicePrefix = .allocate(byteCount: 1 << 14, alignment: 8)
+        controlOutputValues = .allocate(capacity: max(1, outputSlots.count))
+        for k in 0..<max(1, outputSlots.count) { (controlOutputValues + k).initialize(to: Atomic<UInt32>(0)) }
+        cvBuffers = info.ports.filter { $0.kind == .cv }.map { _ in
+            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+            buffer.initialize(repeating: 0, count: 64)
+            return buffer
+        }
 
         let sequenceSize = max(midiCapacity, atomInputs.map(\.capacity).max() ?? 0, atomOutputs.map(\.capacity).max() ?? 0,
                                Self.minimumAtomBufferSize)
@@ -183,6 +222,9 @@ public final class LV2PluginNode: ParameterizedNode {
         atomInputs.forEach { $0.buffer.deallocate() }
         atomOutputs.forEach { $0.buffer.deallocate() }
         slicePrefix.deallocate()
+        controlOutputValues.deinitialize(count: max(1, controlOutputSlots.count))
+        controlOutputValues.deallocate()
+        cvBuffers.forEach { $0.deallocate() }
     }
 
     /// The identifier of the parameter whose port symbol or name is `name` (the symbol first,
@@ -213,7 +255,35 @@ public final class LV2PluginNode: ParameterizedNode {
                 logHandler?(info.name, .error, error.description)
             }
         }
+        measureLatency()
         reset()
+    }
+
+    /// Reads the plugin's latency from a run of one slice on silence with the parameters'
+    /// current values (as Ardour does); `reset` then drops what the run left.
+    private func measureLatency() {
+        guard let latencySlot, let instance else {
+            pluginLatencyFrames = 0
+            return
+        }
+        latchControls()
+        for buffer in audioIn { buffer.update(repeating: 0, count: grid) }
+        if let midiBuffer { writeEmptySequence(into: midiBuffer) }
+        prepareAtomPorts(except: midiBuffer ?? slicePrefix)
+        workingHere {
+            instance.pointee.lv2_descriptor.pointee.run?(instance.pointee.lv2_handle, UInt32(grid))
+            features.worker.perform(handle: instance.pointee.lv2_handle)
+        }
+        let reported = controls[latencySlot]
+        pluginLatencyFrames = reported.isFinite ? max(0, min(Int(reported.rounded()), Int(sampleRate) * 10)) : 0
+        publishControlOutputs()
+    }
+
+    /// Copies the control outputs' values where ``controlOutputValue(_:)`` reads them.
+    private func publishControlOutputs() {
+        for k in 0..<controlOutputSlots.count {
+            controlOutputValues[k].store(controls[controlOutputSlots[k]].bitPattern, ordering: .relaxed)
+        }
     }
 
     /// Deactivates and reactivates the plugin, which LV2 requires to drop all state that
@@ -272,7 +342,8 @@ public final class LV2PluginNode: ParameterizedNode {
 
     /// Sends the plugin `patch:Set` of `property` (a URI) to the file `path` while the node
     /// renders (any thread but the audio thread; one sender at a time): it arrives at the first
-    /// frame of the next slice, and the plugin loads the file in its worker, in the background
+    /// frame of the next slice, in the input ``setFile(_:forProperty:)`` uses (the MIDI input,
+    /// else the first other atom input), and the plugin loads the file in its worker, in the background
     /// when ``worksInBackground`` is on. Returns false when the message does not fit now
     /// (messages sent and not yet delivered fill 16 KiB). Not remembered for a new instance:
     /// ``setFile(_:forProperty:)`` is.
@@ -305,17 +376,26 @@ public final class LV2PluginNode: ParameterizedNode {
 
     /// Runs `body` with the worker in its synchronous mode (control side): the work a run on
     /// the control side schedules is done before `body` returns.
-    private func workingHere(_ body: () -> Void) {
+    func workingHere(_ body: () -> Void) {
         let background = features.worker.isInBackground
         features.worker.stopBackground()
         body()
         if background, let instance { features.worker.startBackground(handle: instance.pointee.lv2_handle) }
     }
 
-    /// Queues `message` for the slice that holds `frame`.
+    /// Queues `message` for the slice that holds `frame`; a program change is dropped when
+    /// ``ignoresProgramChanges`` is on.
     public func receive(_ message: MIDIMessage, atFrame frame: Int64) {
+        if ignoresProgramChanges && message.status & 0xF0 == 0xC0 { return }
         sliceEvents.add(message, atFrame: frame)
     }
+
+    /// Whether program changes are kept from the plugin, so a preset or state chosen for it is
+    /// what plays whatever program the song selects. ZynAddSubFX needs it: hosted as a plugin it
+    /// has no bank, and a program change makes it load an empty part, the default sound, in
+    /// place of the patch. Off by default, as a SoundFont player needs the song's programs. Set
+    /// it on the control side while the node is not rendering.
+    public var ignoresProgramChanges = false
 
     /// True when the plugin reads the transport's position (an atom input that supports
     /// `time:Position`, as metronomes, arpeggiators and tempo-synced delays have).
@@ -389,7 +469,7 @@ public final class LV2PluginNode: ParameterizedNode {
         if let extensionData = descriptor.extension_data, let worker = extensionData(LV2URI.workerInterface) {
             features.worker.interface = worker.assumingMemoryBound(to: LV2_Worker_Interface.self)
         }
-        var audioInIndex = 0, audioOutIndex = 0, controlSlot = 0, atomInIndex = 0, atomOutIndex = 0
+        var audioInIndex = 0, audioOutIndex = 0, controlSlot = 0, atomInIndex = 0, atomOutIndex = 0, cvIndex = 0
         let midiIndex = info.ports.first { $0.kind == .atom && $0.isInput && $0.supportsMIDI }?.index
         for port in info.ports {
             let location: UnsafeMutableRawPointer?
@@ -406,7 +486,9 @@ public final class LV2PluginNode: ParameterizedNode {
                 location = atomInputs[atomInIndex].buffer; atomInIndex += 1
             case .atom:
                 location = atomOutputs[atomOutIndex].buffer; atomOutIndex += 1
-            case .cv, .other:
+            case .cv:
+                location = UnsafeMutableRawPointer(cvBuffers[cvIndex]); cvIndex += 1
+            case .other:
                 location = nil // optional ports only (see hostingProblem)
             }
             descriptor.connect_port?(handle, port.index, location)
@@ -416,62 +498,6 @@ public final class LV2PluginNode: ParameterizedNode {
         for file in files { deliverFile(file.path, forProperty: file.property, to: created) }
         if worksInBackground { features.worker.startBackground(handle: handle) }
         flushLog()
-    }
-
-    /// Restores the plugin's default state: its properties through the plugin's state
-    /// interface (lilv adds the path features; the worker is offered for plugins that load
-    /// files through it), and its port values into the parameters, each read with its type.
-    private func restoreDefaultState(_ instance: UnsafeMutablePointer<LilvInstance>) {
-        guard let state = catalogue.defaultState(of: plugin, map: tactus_urid_map_feature(features.map)) else { return }
-        restore(state, into: instance)
-    }
-
-    /// Loads the preset whose label or URI is `name` (``LV2Catalogue/presets(of:)``): its control
-    /// values become the parameters' values, and a plugin with state gets the preset's state.
-    /// Call it on the control side while the node is not rendering; values set afterwards
-    /// (automation, `setParameter(_:value:)`) override the preset's.
-    /// - Throws: ``LV2Error/unknownPreset(plugin:name:presets:)`` naming the plugin's presets.
-    public func loadPreset(_ name: String) throws(LV2Error) {
-        guard let preset = catalogue.preset(named: name, of: info.uri),
-              let state = catalogue.presetState(preset.uri, map: tactus_urid_map_feature(features.map)) else {
-            throw .unknownPreset(plugin: info.name, name: name, presets: catalogue.presets(of: info.uri).map(\.label))
-        }
-        guard let instance else {
-            lilv_state_free(state)
-            return
-        }
-        restore(state, into: instance)
-    }
-
-    /// Restores `state` (freed here): port values into the parameters, properties through
-    /// the plugin's state interface, then the work it scheduled.
-    func restore(_ state: OpaquePointer, into instance: UnsafeMutablePointer<LilvInstance>) {
-        defer { lilv_state_free(state) }
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        workingHere {
-            lilv_state_restore(state, instance, { symbol, context, value, size, type in
-                guard let symbol, let context, let value else { return }
-                let node = Unmanaged<LV2PluginNode>.fromOpaque(context).takeUnretainedValue()
-                node.restorePort(String(cString: symbol), value: value, size: size, type: type)
-            }, context, 0, features.featureList)
-            features.worker.perform(handle: instance.pointee.lv2_handle)
-            features.worker.drain(handle: instance.pointee.lv2_handle)
-        }
-    }
-
-    private func restorePort(_ symbol: String, value: UnsafeRawPointer, size: UInt32, type: LV2_URID) {
-        guard let port = info.controlInputs.first(where: { $0.symbol == symbol }) else { return }
-        let map = features.map
-        let number: Float?
-        switch type {
-        case tactus_urid_map_uri(map, LV2URI.atomFloat) where size >= 4: number = value.loadUnaligned(as: Float.self)
-        case tactus_urid_map_uri(map, LV2URI.atomDouble) where size >= 8: number = Float(value.loadUnaligned(as: Double.self))
-        case tactus_urid_map_uri(map, LV2URI.atomInt) where size >= 4: number = Float(value.loadUnaligned(as: Int32.self))
-        case tactus_urid_map_uri(map, LV2URI.atomLong) where size >= 8: number = Float(value.loadUnaligned(as: Int64.self))
-        case tactus_urid_map_uri(map, LV2URI.atomBool) where size >= 4: number = value.loadUnaligned(as: Int32.self) != 0 ? 1 : 0
-        default: number = nil
-        }
-        if let number { parameters.jump(port.index, to: number) }
     }
 
     private func release() {
@@ -506,21 +532,35 @@ public final class LV2PluginNode: ParameterizedNode {
         delayedRight.update(repeating: 0, count: grid)
     }
 
-    /// Writes the slice's MIDI events (and queued messages) into the MIDI port's sequence, and
-    /// its transport positions into the port that takes them, each in frame order.
-    private func writeEvents() {
-        if let midiBuffer {
-            // Messages the control side sent while rendering, as whole events at frame 0.
-            var prefixBytes = 0
+    /// Writes the slice's inputs: its MIDI events into the MIDI port's sequence; its transport
+    /// positions into the port that takes them; the messages the control side sent while
+    /// rendering (whole events at frame 0) into the input ``setFile(_:forProperty:)`` writes
+    /// to; an empty sequence into every other atom input. Then forgets the slice's events.
+    private func writeInputSequences() {
+        var prefixBytes = 0
+        if messageTarget != .none {
             while prefixBytes + 256 <= (1 << 14),
                   let size = messageRing.read(into: slicePrefix + prefixBytes, bufferCapacity: (1 << 14) - prefixBytes) {
                 prefixBytes += Int(size)
             }
+        }
+        if let midiBuffer {
             sliceEvents.writeSequence(into: midiBuffer, capacity: midiCapacity, sliceStart: sliceStart, midi: true,
-                                      positions: positionTarget == .midiPort, features: features, prefix: slicePrefix, prefixBytes: prefixBytes)
+                                      positions: positionTarget == .midiPort, features: features, prefix: slicePrefix,
+                                      prefixBytes: messageTarget == .midiPort ? prefixBytes : 0)
+        }
+        // Index loops: in unoptimized builds, iterating an array of tuples with for-in allocates.
+        for i in 0..<atomInputs.count {
+            let positions = positionTarget == .atomInput(i), messages = messageTarget == .atomInput(i)
+            if positions || messages {
+                sliceEvents.writeSequence(into: atomInputs[i].buffer, capacity: atomInputs[i].capacity, sliceStart: sliceStart, midi: false,
+                                          positions: positions, features: features, prefix: slicePrefix, prefixBytes: messages ? prefixBytes : 0)
+            } else {
+                writeEmptySequence(into: atomInputs[i].buffer)
+            }
         }
         sliceEvents.discardEvents()
-        if case .atomInput = positionTarget {} else { sliceEvents.discardPositions() }
+        sliceEvents.discardPositions()
     }
 
     private func writeEmptySequence(into buffer: UnsafeMutableRawPointer) {
@@ -553,21 +593,11 @@ public final class LV2PluginNode: ParameterizedNode {
     }
 
     private func runSlice() {
-        writeEvents()
+        writeInputSequences()
         guard let instance else {
             delayedLeft.update(repeating: 0, count: grid)
             delayedRight.update(repeating: 0, count: grid)
             return
-        }
-        // Index loops: in unoptimized builds, iterating an array of tuples or pointers with
-        // for-in allocates.
-        for i in 0..<atomInputs.count {
-            if case .atomInput(i) = positionTarget {
-                sliceEvents.writeSequence(into: atomInputs[i].buffer, capacity: atomInputs[i].capacity, sliceStart: sliceStart, midi: false,
-                                          positions: true, features: features)
-            } else {
-                writeEmptySequence(into: atomInputs[i].buffer)
-            }
         }
         prepareAtomOutputs()
         let handle = instance.pointee.lv2_handle
@@ -575,6 +605,7 @@ public final class LV2PluginNode: ParameterizedNode {
         instance.pointee.lv2_descriptor.pointee.run?(handle, UInt32(grid))
         features.worker.perform(handle: handle)
         features.logBuffer.onAudioThread = false
+        publishControlOutputs()
         delayedLeft.update(from: audioOut[0], count: grid)
         delayedRight.update(from: audioOut[audioOut.count > 1 ? 1 : 0], count: grid)
     }

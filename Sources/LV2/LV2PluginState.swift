@@ -103,3 +103,61 @@ private final class StateValues {
         return UnsafeRawPointer(current)
     }
 }
+
+extension LV2PluginNode {
+    /// Restores the plugin's default state: its properties through the plugin's state
+    /// interface (lilv adds the path features; the worker is offered for plugins that load
+    /// files through it), and its port values into the parameters, each read with its type.
+    func restoreDefaultState(_ instance: UnsafeMutablePointer<LilvInstance>) {
+        guard let state = catalogue.defaultState(of: plugin, map: tactus_urid_map_feature(features.map)) else { return }
+        restore(state, into: instance)
+    }
+
+    /// Loads the preset whose label or URI is `name` (``LV2Catalogue/presets(of:)``): its control
+    /// values become the parameters' values, and a plugin with state gets the preset's state.
+    /// Call it on the control side while the node is not rendering; values set afterwards
+    /// (automation, `setParameter(_:value:)`) override the preset's.
+    /// - Throws: ``LV2Error/unknownPreset(plugin:name:presets:)`` naming the plugin's presets.
+    public func loadPreset(_ name: String) throws(LV2Error) {
+        guard let preset = catalogue.preset(named: name, of: info.uri),
+              let state = catalogue.presetState(preset.uri, map: tactus_urid_map_feature(features.map)) else {
+            throw .unknownPreset(plugin: info.name, name: name, presets: catalogue.presets(of: info.uri).map(\.label))
+        }
+        guard let instance else {
+            lilv_state_free(state)
+            return
+        }
+        restore(state, into: instance)
+    }
+
+    /// Restores `state` (freed here): port values into the parameters, properties through
+    /// the plugin's state interface, then the work it scheduled.
+    func restore(_ state: OpaquePointer, into instance: UnsafeMutablePointer<LilvInstance>) {
+        defer { lilv_state_free(state) }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        workingHere {
+            lilv_state_restore(state, instance, { symbol, context, value, size, type in
+                guard let symbol, let context, let value else { return }
+                let node = Unmanaged<LV2PluginNode>.fromOpaque(context).takeUnretainedValue()
+                node.restorePort(String(cString: symbol), value: value, size: size, type: type)
+            }, context, 0, features.featureList)
+            features.worker.perform(handle: instance.pointee.lv2_handle)
+            features.worker.drain(handle: instance.pointee.lv2_handle)
+        }
+    }
+
+    private func restorePort(_ symbol: String, value: UnsafeRawPointer, size: UInt32, type: LV2_URID) {
+        guard let port = info.controlInputs.first(where: { $0.symbol == symbol }) else { return }
+        let map = features.map
+        let number: Float?
+        switch type {
+        case tactus_urid_map_uri(map, LV2URI.atomFloat) where size >= 4: number = value.loadUnaligned(as: Float.self)
+        case tactus_urid_map_uri(map, LV2URI.atomDouble) where size >= 8: number = Float(value.loadUnaligned(as: Double.self))
+        case tactus_urid_map_uri(map, LV2URI.atomInt) where size >= 4: number = Float(value.loadUnaligned(as: Int32.self))
+        case tactus_urid_map_uri(map, LV2URI.atomLong) where size >= 8: number = Float(value.loadUnaligned(as: Int64.self))
+        case tactus_urid_map_uri(map, LV2URI.atomBool) where size >= 4: number = value.loadUnaligned(as: Int32.self) != 0 ? 1 : 0
+        default: number = nil
+        }
+        if let number { parameters.jump(port.index, to: number) }
+    }
+}

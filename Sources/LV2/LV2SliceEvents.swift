@@ -91,7 +91,8 @@ final class LV2SliceEvents {
     /// `prefixBytes` bytes at `prefix` first (whole events at frame 0: messages the control side
     /// sent), then the MIDI events (with `midi`) and `time:Position` objects (with
     /// `includePositions`) merged by frame, a position before the MIDI events of its frame.
-    /// What it writes is then forgotten; what does not fit is dropped, MIDI events counted.
+    /// What does not fit is dropped, MIDI events counted; the caller forgets the slice's events
+    /// once every port is written.
     func writeSequence(into buffer: UnsafeMutableRawPointer, capacity: Int, sliceStart: Int64, midi: Bool, positions includePositions: Bool,
                        features: LV2HostFeatures, prefix: UnsafeRawPointer? = nil, prefixBytes: Int = 0) {
         let sequence = buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
@@ -135,8 +136,6 @@ final class LV2SliceEvents {
             bytes[2] = message.data2
             used += total
         }
-        if midi { eventCount = 0 }
-        if includePositions { positionCount = 0 }
         sequence.pointee.atom.size = UInt32(used - MemoryLayout<LV2_Atom>.size)
     }
 

@@ -9,7 +9,8 @@ import LV2
 /// both) and gives a number in the port's range, or names a file the plugin reads (a
 /// SoundFont, a sample: its file parameters, by short name, label or URI) and gives the
 /// file's path; `preset=LABEL` (or the preset's URI) loads one of the plugin's presets first,
-/// and `state=FOLDER` a state `--save-state` saved, which the other settings then change.
+/// and `state=FOLDER` a state `--save-state` saved, which the other settings then change;
+/// `programs=ignore` keeps the song's program changes from the plugin.
 struct LV2PluginSpec {
     /// The plugin's URI.
     var uri: String
@@ -21,6 +22,8 @@ struct LV2PluginSpec {
     /// A folder holding a state saved by `--save-state` (or another host), loaded after the
     /// preset and before the settings.
     var state: String?
+    /// Whether the song's program changes are kept from the plugin (`programs=ignore`).
+    var ignoresProgramChanges = false
 
     static let prefix = "lv2:"
 
@@ -36,6 +39,7 @@ struct LV2PluginSpec {
         var settings: [(String, String)] = []
         var preset: String?
         var state: String?
+        var ignoresProgramChanges = false
         for setting in parts.dropFirst() {
             guard let equals = setting.firstIndex(of: "="), equals != setting.startIndex else {
                 throw SpecError("\(option) \(uri): '\(setting)' is not a control setting NAME=VALUE (see tactus info --plugin \(uri))")
@@ -56,9 +60,16 @@ struct LV2PluginSpec {
                 state = String(text)
                 continue
             }
+            if name == "programs" {
+                guard text == "ignore" || text == "pass" else {
+                    throw SpecError("\(option) \(uri): programs= takes ignore (keep the song's program changes from the plugin) or pass, not '\(text)'")
+                }
+                ignoresProgramChanges = text == "ignore"
+                continue
+            }
             settings.append((name, String(text)))
         }
-        return LV2PluginSpec(uri: uri, settings: settings, preset: preset, state: state)
+        return LV2PluginSpec(uri: uri, settings: settings, preset: preset, state: state, ignoresProgramChanges: ignoresProgramChanges)
     }
 
     /// Sets the controls on `node`, each checked against its port's range, and gives it the
@@ -67,6 +78,7 @@ struct LV2PluginSpec {
     ///   (the plugin's listed), a control's value that is not a number or outside the port's
     ///   range (the range given); for a file that cannot be read, a message with exit 66.
     func apply(to node: LV2PluginNode, option: String) throws(SpecError) {
+        node.ignoresProgramChanges = ignoresProgramChanges
         if let preset {
             do {
                 try node.loadPreset(preset)

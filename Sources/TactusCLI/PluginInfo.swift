@@ -62,6 +62,7 @@ func describePlugin(_ uri: String) throws {
             line += port.supportsMIDI ? " (MIDI" : port.supportsTimePosition ? " (transport position" : " (messages"
             line += port.minimumSize.map { ", at least \($0) bytes)" } ?? ")"
         }
+        if port.reportsLatency { line += " [reports latency]" }
         if port.isOptional { line += " [optional]" }
         out.line(line)
     }

@@ -1,30 +1,14 @@
+import AudioTestSupport
 import Foundation
 import Testing
 
-/// A C compiler for the test plugin: the Swift toolchain's clang, or the system's.
-private let compiler = ["/usr/bin/cc", "/usr/bin/clang", "/usr/bin/gcc"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    ?? (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/clang" }
-        .first { FileManager.default.isExecutableFile(atPath: $0) }
-private let hasPluginFixtures = compiler != nil && FileManager.default.fileExists(atPath: "/usr/lib/lv2/mda.lv2/manifest.ttl")
+private let hasPluginFixtures = TestPlugins.compiler != nil && FileManager.default.fileExists(atPath: "/usr/lib/lv2/mda.lv2/manifest.ttl")
     && FileManager.default.fileExists(atPath: "/usr/bin/lv2ls")
 private let pluginFixtures = "needs a C compiler (for the test plugin), lilv and mda-lv2 (Debian packages liblilv-0-0, lilv-utils, mda-lv2)"
 
 /// The test plugin: an instrument that plays a constant while a note sounds and writes through
 /// a null pointer on a note-on of velocity 1, as a buggy plugin would.
-private let crasherSource = """
-#include <stdint.h>
-#include <stdlib.h>
-typedef struct { uint32_t size, type; } Atom;
-typedef struct {
-    const char *URI;
-    void *(*instantiate)(const void *, double, const char *, const void *const *);
-    void (*connect_port)(void *, uint32_t, void *);
-    void (*activate)(void *);
-    void (*run)(void *, uint32_t);
-    void (*deactivate)(void *);
-    void (*cleanup)(void *);
-    const void *(*extension_data)(const char *);
-} Descriptor;
+private let crasherSource = TestPlugins.abi + """
 typedef struct { const uint8_t *events; float *left, *right; float level; } Crasher;
 static void *instantiate(const void *d, double rate, const char *path, const void *const *features) { return calloc(1, sizeof(Crasher)); }
 static void connect_port(void *h, uint32_t port, void *data) {
@@ -33,16 +17,11 @@ static void connect_port(void *h, uint32_t port, void *data) {
 }
 static void run(void *h, uint32_t frames) {
     Crasher *c = h;
-    const Atom *sequence = (const Atom *)c->events;
-    for (uint32_t offset = 8; offset + 16 <= sequence->size;) {
-        const uint8_t *event = c->events + 8 + offset;
-        const Atom *body = (const Atom *)(event + 8);
-        const uint8_t *message = event + 16;
-        if (body->size == 3 && (message[0] & 0xF0) == 0x90 && message[2] == 1) *(volatile int *)0 = 1;
-        if (body->size == 3 && (message[0] & 0xF0) == 0x90) c->level = message[2] / 127.0f * 0.25f;
-        if (body->size == 3 && (message[0] & 0xF0) == 0x80) c->level = 0;
-        offset += 16 + ((body->size + 7) & ~7u);
-    }
+    FOR_EACH_MIDI_EVENT(c->events, frame, message, {
+        if ((message[0] & 0xF0) == 0x90 && message[2] == 1) *(volatile int *)0 = 1;
+        if ((message[0] & 0xF0) == 0x90) c->level = message[2] / 127.0f * 0.25f;
+        if ((message[0] & 0xF0) == 0x80) c->level = 0;
+    })
     for (uint32_t i = 0; i < frames; i++) { c->left[i] = c->level; c->right[i] = c->level; }
 }
 static void cleanup(void *h) { free(h); }
@@ -69,15 +48,7 @@ private let crasherManifest = """
 struct LV2BatchCLITests {
     /// Builds the crashing plugin's bundle in `dir`/plugins and returns that folder (for LV2_PATH).
     func crasherBundle(in dir: URL) throws -> String {
-        let bundle = dir.appendingPathComponent("plugins/crasher.lv2")
-        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
-        let source = dir.appendingPathComponent("crasher.c")
-        try crasherSource.write(to: source, atomically: true, encoding: .utf8)
-        try crasherManifest.write(to: bundle.appendingPathComponent("manifest.ttl"), atomically: true, encoding: .utf8)
-        let built = try CLI.run(["-shared", "-fPIC", "-O1", "-o", bundle.appendingPathComponent("crasher.so").path, source.path],
-                                executable: URL(fileURLWithPath: try #require(compiler)))
-        try #require(built.status == 0, "the test plugin did not build: \(built.stderr)")
-        return bundle.deletingLastPathComponent().path
+        try TestPlugins.build(name: "crasher", source: crasherSource, manifest: crasherManifest, in: dir)
     }
 
     /// A format-0 MIDI file: C4 at velocity 100 for a beat, then D4 at velocity 1 (the crash).

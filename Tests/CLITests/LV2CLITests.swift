@@ -185,6 +185,9 @@ struct LV2EffectChainCLITests {
         let instrumentControl = try CLI.run(["render", song, "-o", out, "--instrument", "lv2:\(piano),env_decay=2"])
         #expect(instrumentControl.status == 64)
         #expect(instrumentControl.stderr == "\(song): --instrument \(piano): env_decay=2 is outside 0...1\n")
+        let programs = try CLI.run(["render", song, "-o", out, "--instrument", "lv2:\(piano),programs=drop"])
+        #expect(programs.status == 64)
+        #expect(programs.stderr == "\(song): --instrument \(piano): programs= takes ignore (keep the song's program changes from the plugin) or pass, not 'drop'\n")
         #expect(!FileManager.default.fileExists(atPath: out))
         // A batch checks its plugins' settings before it renders anything.
         let batch = try CLI.run(["render", song, CLI.song("seven-eight.mid"), "-o", dir.path + "/batch/", "--effect", "lv2:\(delay),feedback=1.5"])

@@ -135,8 +135,11 @@ const char *tactus_lilv_load_error(void);
 LilvWorld *lilv_world_new(void);
 void lilv_world_free(LilvWorld *world);
 void lilv_world_load_all(LilvWorld *world);
+/// Sets a world option (the search path, `http://drobilla.net/ns/lilv#lv2-path`) before loading.
+void lilv_world_set_option(LilvWorld *world, const char *uri, const LilvNode *value);
 const LilvPlugins *lilv_world_get_all_plugins(const LilvWorld *world);
 LilvNode *lilv_new_uri(LilvWorld *world, const char *uri);
+LilvNode *lilv_new_string(LilvWorld *world, const char *str);
 void lilv_node_free(LilvNode *value);
 const char *lilv_node_as_uri(const LilvNode *value);
 const char *lilv_node_as_string(const LilvNode *value);
