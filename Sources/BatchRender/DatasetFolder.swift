@@ -1,4 +1,5 @@
 import AudioFileOutput
+import AudioGraph
 import Foundation
 import MIDI
 import MIDIFile
@@ -126,13 +127,14 @@ extension FileRender {
         return nil
     }
 
-    /// Renders one stem through a fresh instrument, exactly as long as the mix, under the same
-    /// guards (stop request, deadline).
+    /// Renders one stem through a fresh instrument and fresh effects (the chain the mix went
+    /// through), exactly as long as the mix, under the same guards (stop request, deadline).
     private func renderStem(_ stem: Stem, path: String, mix: MixShape) -> (code: Int32, message: String, status: BatchStatus)? {
         let input = entry.input.path
-        let instrument: DefaultInstrument
+        let instrument: DefaultInstrument, effects: [any AudioNode]
         do {
             instrument = try makeInstrument().applyingEffectFactors(of: mix.augmentation)
+            effects = try makeEffects()
             if case .sampler(let sampler) = instrument, sampler.hasCompressedSamples {
                 _ = try sampler.prepareSamples(forNotes: stem.sequence.samplerPlayedNotes())
             }
@@ -143,9 +145,10 @@ extension FileRender {
         let tailSeconds = Double(max(0, mix.frameCount - mix.endFrame) + 1) / Double(settings.sampleRate)
         let session: PlaybackSession
         do {
-            session = try PlaybackSession(sequence: stem.sequence,
-                                          options: PlaybackSession.Options(instrument: .custom(instrument), gainDecibels: mix.gainDecibels,
-                                                                           tail: .seconds(tailSeconds), sampleRate: settings.sampleRate))
+            var options = PlaybackSession.Options(instrument: .custom(instrument), gainDecibels: mix.gainDecibels,
+                                                  tail: .seconds(tailSeconds), sampleRate: settings.sampleRate)
+            options.effects = effects
+            session = try PlaybackSession(sequence: stem.sequence, options: options)
         } catch {
             return (Code.dataError, "\(input): stem \(stem.name): \(error)", .failed)
         }

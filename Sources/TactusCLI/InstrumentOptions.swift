@@ -200,8 +200,13 @@ extension InstrumentOptions {
     /// tried and exits 66; an unreadable or invalid bank, patch or tuning file exits 66 or 65
     /// as `tactus info` does.
     func choose(input: InputOptions, song: String? = nil) throws -> InstrumentChoice {
-        let tuning = try loadTuning()
         var catalogue: LV2Catalogue?
+        return try choose(input: input, song: song, catalogue: &catalogue)
+    }
+
+    /// As ``choose(input:song:)``, keeping the LV2 catalogue it loaded (if any) in `catalogue`.
+    func choose(input: InputOptions, song: String? = nil, catalogue: inout LV2Catalogue?) throws -> InstrumentChoice {
+        let tuning = try loadTuning()
         var choice = try chooseUntuned(input: input, song: song, catalogue: &catalogue)
         for effect in effects {
             // validate(file:) has parsed each one.
@@ -304,8 +309,10 @@ extension InstrumentOptions {
     /// every file needs its own (voices, effects and plugins keep state): samplers over the one
     /// loaded bank, plugins from the one catalogue.
     func chooseFactory(input: InputOptions) throws -> BatchInstrumentFactory {
-        // Made once here, so every usage error is found before the batch starts.
-        let choice = try choose(input: input)
+        // Made once here, so every usage error is found before the batch starts; its catalogue
+        // and plugin instances (not played yet) serve the batch's first file.
+        var catalogue: LV2Catalogue?
+        let choice = try choose(input: input, catalogue: &catalogue)
         let options = self
         let tuning = choice.tuning
         var factory: BatchInstrumentFactory
@@ -320,24 +327,34 @@ extension InstrumentOptions {
             factory = BatchInstrumentFactory(description: choice.description, makeInstrument: { options.makeSynthesizer(tuning: tuning) })
         }
         guard usesLV2Plugins else { return factory }
-        let maker = PluginMaker()
-        if let instrument, let spec = try? LV2PluginSpec.parse(instrument, option: "--instrument") {
+        let maker = PluginMaker(catalogue: catalogue, instrument: choice.plugin, effects: choice.effects)
+        if lv2PluginURI != nil {
             factory.makeInstrument = {
-                .node(try maker.make { catalogue in
-                    try options.loadPlugin(spec, kind: .instrument, input: input, file: nil, catalogue: &catalogue, warnings: false)
-                })
+                .node(try maker.makeInstrument { catalogue in try options.freshPluginInstrument(input: input, catalogue: &catalogue)! })
             }
         }
-        // validate(file:) has parsed each one.
-        let effectSpecs = effects.map { try! LV2PluginSpec.parse($0, option: "--effect")! }
         factory.makeEffects = {
-            try effectSpecs.map { spec in
-                try maker.make { catalogue in
-                    try options.loadPlugin(spec, kind: .effect, input: input, file: nil, catalogue: &catalogue, warnings: false)
-                }
-            }
+            try maker.makeEffects { catalogue in try options.freshPluginEffects(input: input, catalogue: &catalogue) }
         }
         return factory
+    }
+
+    /// A new instance of the LV2 instrument the options name (nil when the instrument is not a
+    /// plugin), set up as ``choose(input:song:)`` sets it up, with warnings left out (they were
+    /// shown once): what a stem or a batch's file plays through, since plugins keep state. The
+    /// options were checked when they were first chosen.
+    func freshPluginInstrument(input: InputOptions, catalogue: inout LV2Catalogue?) throws -> LV2PluginNode? {
+        guard let instrument, let spec = try? LV2PluginSpec.parse(instrument, option: "--instrument") else { return nil }
+        return try loadPlugin(spec, kind: .instrument, input: input, file: nil, catalogue: &catalogue, warnings: false)
+    }
+
+    /// New instances of the LV2 effects the options name, as ``freshPluginInstrument(input:catalogue:)``.
+    func freshPluginEffects(input: InputOptions, catalogue: inout LV2Catalogue?) throws -> [LV2PluginNode] {
+        // validate(file:) has parsed each one.
+        try effects.map { effect in
+            try loadPlugin(try! LV2PluginSpec.parse(effect, option: "--effect")!, kind: .effect, input: input, file: nil,
+                           catalogue: &catalogue, warnings: false)
+        }
     }
 
     /// An installed LV2 instrument or effect with its control settings: without lilv, a plugin
@@ -441,14 +458,37 @@ struct BatchInstrumentFactory {
 }
 
 /// Makes plugin nodes for a batch's worker threads, one at a time: lilv's world is not safe to
-/// use from several threads at once, and instantiating is quick next to rendering.
+/// use from several threads at once, and instantiating is quick next to rendering. The
+/// instances made while checking the options are handed out first, for one file.
 private final class PluginMaker: @unchecked Sendable {
     private let lock = NSLock()
     private var catalogue: LV2Catalogue?
+    private var spareInstrument: LV2PluginNode?
+    private var spareEffects: [LV2PluginNode]?
 
-    func make(_ body: (inout LV2Catalogue?) throws -> LV2PluginNode) throws -> LV2PluginNode {
+    init(catalogue: LV2Catalogue?, instrument: LV2PluginNode?, effects: [LV2PluginNode]) {
+        self.catalogue = catalogue
+        spareInstrument = instrument
+        spareEffects = effects.isEmpty ? nil : effects
+    }
+
+    func makeInstrument(_ body: (inout LV2Catalogue?) throws -> LV2PluginNode) throws -> LV2PluginNode {
         lock.lock()
         defer { lock.unlock() }
+        if let spare = spareInstrument {
+            spareInstrument = nil
+            return spare
+        }
+        return try body(&catalogue)
+    }
+
+    func makeEffects(_ body: (inout LV2Catalogue?) throws -> [LV2PluginNode]) throws -> [any AudioNode] {
+        lock.lock()
+        defer { lock.unlock() }
+        if let spare = spareEffects {
+            spareEffects = nil
+            return spare
+        }
         return try body(&catalogue)
     }
 }

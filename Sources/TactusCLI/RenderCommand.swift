@@ -165,7 +165,7 @@ struct RenderCommand: ParsableCommand {
             return
         }
         try renderDataset(sequence, source: file, output: output, settings: settings, transport: plan,
-                          options: dataset, instrumentOptions: instrumentOptions, augmentation: draw)
+                          options: dataset, instrumentOptions: instrumentOptions, input: input, augmentation: draw)
     }
 }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioFileOutput
 import BatchRender
 import Foundation
+import LV2
 import MIDIFile
 import Playback
 import Sequencing
@@ -78,7 +79,6 @@ struct DatasetOptions: ParsableArguments {
         guard layout == "slakh" else { throw usage("--layout '\(layout)' is not 'slakh'") }
         guard let grouping else { throw usage("--stems-by '\(stemsBy)' is not 'track' or 'class'") }
         if isUsed { throw usage("--layout slakh places stems and labels in each input's folder; leave out --stems and --labels") }
-        if instrument.usesLV2Plugins { throw usage("stems through LV2 plugins are not supported yet") }
         return DatasetLayout(grouping: grouping)
     }
 
@@ -101,10 +101,6 @@ struct DatasetOptions: ParsableArguments {
         guard isUsed else { return }
         if OutputDestination.isStandardOutput(output) {
             printError("\(output): --stems and --labels need the mix in a file, not standard output")
-            throw ExitCode(ExitStatus.usage)
-        }
-        if instrument.usesLV2Plugins && stemsDirectory != nil {
-            printError("\(output): stems through LV2 plugins are not supported yet")
             throw ExitCode(ExitStatus.usage)
         }
         // Labels count output frames from the song's start at rate 1; a transport that moves
@@ -142,13 +138,14 @@ struct DatasetOptions: ParsableArguments {
 /// removed too, so a rerun starts from a clean state and never mixes two runs' outputs.
 func renderDataset(_ sequence: MusicSequence, source: String, output: String, settings: RenderSettings,
                    transport plan: TransportPlan, options: DatasetOptions, instrumentOptions: InstrumentOptions,
-                   augmentation: AugmentationDraw?) throws {
+                   input: InputOptions, augmentation: AugmentationDraw?) throws {
     let stems = options.stemsDirectory == nil ? [] : sequence.stems(by: options.grouping ?? .track)
     let stemPaths = try options.stemsDirectory.map { try prepareStemPaths(stems, directory: $0, output: output, settings: settings) } ?? []
     for path in stemPaths {
         try refuseInputAsOutput(path, inputs: [source, instrumentOptions.soundFont, instrumentOptions.instrument] + instrumentOptions.tuningInputs, what: "a stem")
     }
     var written: [String] = []
+    var catalogue: LV2Catalogue?
     // Printed once every file is written: a full standard output must not undo them.
     var report = OutputBuffer()
     if let augmentation { report.line("\(output): augmented with \(augmentation)") }
@@ -158,7 +155,8 @@ func renderDataset(_ sequence: MusicSequence, source: String, output: String, se
         report.flush()
         for (stem, path) in zip(stems, stemPaths) {
             try renderStem(stem, path: path, source: source, frameCount: mix.frameCount, endFrame: mix.endFrame,
-                           settings: settings, transport: plan, instrumentOptions: instrumentOptions, augmentation: augmentation)
+                           settings: settings, transport: plan, instrumentOptions: instrumentOptions, input: input,
+                           catalogue: &catalogue, augmentation: augmentation)
             written.append(path)
         }
         if let directory = options.stemsDirectory, !settings.quiet {
@@ -209,12 +207,17 @@ private func prepareStemPaths(_ stems: [Stem], directory: String, output: String
     return paths
 }
 
-/// Renders one stem as the mix was rendered, but through a fresh instrument (voices and
-/// effects keep state) and padded or cut to exactly `frameCount` frames.
+/// Renders one stem as the mix was rendered, but through a fresh instrument and fresh plugin
+/// effects (voices and effects keep state) and padded or cut to exactly `frameCount` frames.
 private func renderStem(_ stem: Stem, path: String, source: String, frameCount: Int64, endFrame: Int64,
                         settings: RenderSettings, transport plan: TransportPlan, instrumentOptions: InstrumentOptions,
-                        augmentation: AugmentationDraw?) throws {
+                        input: InputOptions, catalogue: inout LV2Catalogue?, augmentation: AugmentationDraw?) throws {
     var instrument = settings.instrument
+    if let plugin = try instrumentOptions.freshPluginInstrument(input: input, catalogue: &catalogue) {
+        instrument.instrument = .node(plugin)
+        instrument.plugin = plugin
+    }
+    instrument.effects = try instrumentOptions.freshPluginEffects(input: input, catalogue: &catalogue)
     if case .sampler(let sampler) = instrument.instrument {
         instrument.instrument = .sampler(instrumentOptions.makeSampler(sampler.bank, regionRules: instrument.regionRules,
                                                                        outputGain: instrument.outputGain, tuning: instrument.tuning))
