@@ -19,8 +19,9 @@ struct RecordCommand: ParsableCommand {
         discussion: """
         Input comes from Tactus's own ALSA sequencer input port (other programs connect to it: \
         aplaymidi -p Tactus FILE), from --port sources it connects to, and from a raw MIDI device \
-        or FIFO (--input-device). What is played is heard through the built-in synthesizer \
-        (unless --no-thru or --no-audio). Recording ends on Ctrl-C or SIGTERM, after --duration, \
+        or FIFO (--input-device). What is played and the backing are heard through the instrument, \
+        chosen as for play (--instrument, --soundfont, --effect: an LV2 plugin too), unless \
+        --no-thru or --no-audio. Recording ends on Ctrl-C or SIGTERM, after --duration, \
         or at the end of the backing; the file is then written (format 1: the backing's tracks \
         and the recorded ones), the exit status is 0, and the journal OUT.mid.journal is removed. Until then every event is in \
         the journal, on disk within 100 ms: after a crash, `tactus record --recover \
@@ -102,6 +103,8 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Rebuild the take from this journal (after a crash) into -o, instead of recording.")
     var recover: String?
 
+    @OptionGroup var instrumentOptions: InstrumentOptions
+
     @OptionGroup var input: InputOptions
 
     func run() throws {
@@ -135,6 +138,7 @@ struct RecordCommand: ParsableCommand {
             throw usage("unsupported sample rate '\(sampleRate)' (use 44100, 48000 or 96000)")
         }
         guard latency >= 5, latency <= 2000 else { throw usage("latency \(latency) ms is outside 5...2000") }
+        try instrumentOptions.validate(file: output)
 
         // Inputs first: a missing sequencer or device is reported before anything is created.
         var inputs: [any RecordingInput] = []
@@ -167,11 +171,23 @@ struct RecordCommand: ParsableCommand {
                                                     : "\(inputDevice) (stamped as read)")
         }
 
+        var playback = PlaybackSession.Options(instrument: .builtIn, tailSeconds: 0, sampleRate: rate, latencySeconds: latency / 1000)
+        var heardThrough = ""
+        // The instrument is loaded only when something will play through it.
+        if !noAudio && (!noThru || backing != nil || metronome || countIn > 0) {
+            let choice = try instrumentOptions.choose(input: input, song: backing)
+            try choice.prepareSamples(for: plan.base)
+            // Live, a plugin's work (loading a file) must not hold up the audio thread.
+            choice.plugin?.worksInBackground = true
+            for effect in choice.effects { effect.worksInBackground = true }
+            playback.instrument = .custom(choice.instrument)
+            playback.effects = choice.effects
+            heardThrough = ", playing through \(choice.description)"
+        }
         let options = RecordingSession.Options(
             settings: plan.settings, countInBars: countIn, metronome: metronome, thru: !noThru,
             durationSeconds: plan.durationSeconds, endsWithBacking: backing != nil,
-            journalPath: Self.journalPath(for: output), backingPath: backing.map(absolutePath),
-            playback: PlaybackSession.Options(instrument: .builtIn, tailSeconds: 0, sampleRate: rate, latencySeconds: latency / 1000))
+            journalPath: Self.journalPath(for: output), backingPath: backing.map(absolutePath), playback: playback)
         let session: RecordingSession
         do {
             session = try RecordingSession(sequence: plan.base, options: options)
@@ -203,7 +219,7 @@ struct RecordCommand: ParsableCommand {
         } else {
             try start(session, inputs: inputs, on: ALSAPCMBackend(device: device ?? "default"), fallBackToSilence: device == nil)
         }
-        printError("tactus: recording into \(output) from \(described.joined(separator: " and ")); Ctrl-C stops")
+        printError("tactus: recording into \(output) from \(described.joined(separator: " and "))\(heardThrough); Ctrl-C stops")
 
         let terminal = TerminalSession(enabled: !input.quiet && isatty(STDERR_FILENO) != 0 && isatty(STDIN_FILENO) != 0)
         defer { terminal.restore() }

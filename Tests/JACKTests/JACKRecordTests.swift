@@ -3,6 +3,7 @@ import JACK
 import MIDIFile
 import Recording
 import Sequencing
+import TactusTestSupport
 import Testing
 
 /// `tactus record --driver jack`, fed by `tactus play --driver jack --port-tracks` through JACK
@@ -36,11 +37,14 @@ extension JACKClientTests {
     }
 
     /// Starts `tactus record` into `take` on `server` (its MIDI input is `Tactus:midi_in`) and
-    /// waits until it says it is recording.
-    static func startRecording(_ take: String, server: String, extra: [String] = []) throws -> (Process, Pipe) {
+    /// waits until it says it is recording; without `connections` it plays nothing (no thru),
+    /// with them its audio goes to those ports.
+    static func startRecording(_ take: String, server: String, extra: [String] = [], thruTo connections: [String]? = nil,
+                               announcing announcement: String = "") throws -> (Process, Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tactus)
-        process.arguments = ["record", "-o", take, "--driver", "jack", "--jack-server", server, "--connect", "none", "--no-thru"] + extra
+        let audio = connections.map { ["--connect", $0.joined(separator: ",")] } ?? ["--connect", "none", "--no-thru"]
+        process.arguments = ["record", "-o", take, "--driver", "jack", "--jack-server", server] + audio + extra
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
@@ -52,8 +56,36 @@ extension JACKClientTests {
             if chunk.isEmpty { break }
             seen.append(chunk)
         }
-        #expect(String(decoding: seen, as: UTF8.self).contains("from JACK port Tactus:midi_in"), "\(String(decoding: seen, as: UTF8.self))")
+        let said = String(decoding: seen, as: UTF8.self)
+        #expect(said.contains("from JACK port Tactus:midi_in") && (announcement.isEmpty || said.contains(announcement)), "\(said)")
         return (process, err)
+    }
+
+    /// The take's input is heard through the LV2 instrument chosen as for play: nothing is
+    /// heard before the first note comes in, and the piano is heard after it.
+    @Test("tactus record --driver jack --instrument lv2:URI plays what comes in through the plugin",
+          .enabled(if: hasLV2Fixtures, "needs lilv and the MDA plugins (Debian packages liblilv-0-0, mda-lv2)"))
+    func cliRecordThruPlugin() throws {
+        let server = try JACKServer("cli-record-lv2", sampleRate: 48_000, period: 1024)
+        defer { server.stop() }  // keeps the server alive to the end of the test
+        let probe = try JACKClient(name: "capture", server: server.name, audioInput: true)
+        let capture = JACKCapture(frames: 48_000 * 12)
+        try probe.start(source: capture, connections: .none)
+        defer { probe.stop() }
+        let path = NSTemporaryDirectory() + "tactus-jack-take-\(UUID().uuidString).mid"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (recorder, errors) = try Self.startRecording(path, server: server.name, extra: ["--duration", "5", "--instrument", "lv2:http://drobilla.net/plugins/mda/Piano"],
+                                                         thruTo: probe.inputPortNames, announcing: "playing through LV2 instrument MDA Piano")
+        // The probe keeps what it hears from the first sound on: nothing yet, as no note came in.
+        #expect(capture.count.load(ordering: .acquiring) == 0, "sound before any note came in")
+        let played = try Self.run(["play", Self.song, "--instrument", "builtin", "--to", "3:1", "--tail", "0", "--driver", "jack",
+                                   "--jack-server", server.name, "--connect", "none", "--port-tracks", "0=Tactus:midi_in"])
+        #expect(played.status == 0, "\(played.stderr)")
+        recorder.waitUntilExit()
+        #expect(recorder.terminationStatus == 0, "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        let captured = min(capture.count.load(ordering: .acquiring), capture.capacity)
+        let loudest = (0..<captured).map { max(abs(capture.left[$0]), abs(capture.right[$0])) }.max() ?? 0
+        #expect(loudest > 0.01, "the notes played in were not heard (loudest sample \(loudest))")
     }
 
     @Test("tactus record --driver jack takes what tactus play sends it as JACK MIDI, every note within one period of its time")

@@ -279,7 +279,7 @@ struct RecordDeviceTests {
         let dir = try workspace()
         let song = try excerpt("seven-eight.mid", seconds: 8, dir: dir)
         // The take's clock is the audio device's; input is heard through the synthesizer.
-        let run = try recordAplaymidi(song, port: nil, recordArguments: ["-o", dir + "/rec.mid", "--device", "hw:2,0", "--latency", "50", "--metronome"],
+        let run = try recordAplaymidi(song, port: nil, recordArguments: ["-o", dir + "/rec.mid", "--device", "hw:2,0", "--latency", "50", "--metronome", "--instrument", "builtin"],
                                       dir: dir)
         #expect(run.status == 0, "\(run.err)")
         // The take's clock is snd-dummy's, a timer-driven card whose periods the emulated CPU
