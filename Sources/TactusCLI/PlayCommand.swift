@@ -236,7 +236,7 @@ struct PlayCommand: ParsableCommand {
             let played = Double(summary.performanceFrames) / Double(summary.sampleRate)
             let xruns = summary.underruns
             try printLine("\(file): \(summary.ending == .stopped ? "stopped" : "played \(formatDuration(played))") on \(driverOptions.describe(backend, device: device)) at \(summary.sampleRate) Hz, "
-                  + "\(summary.format.latencyFrames) frames of buffer, \(xruns) underrun\(xruns == 1 ? "" : "s")")
+                  + "\(summary.format.latencyFrames) frames of buffer and \(summary.graphLatencyFrames) in the graph, \(xruns) underrun\(xruns == 1 ? "" : "s")")
         }
         if interrupted { throw ExitCode(signalExitStatus) }
     }

@@ -47,7 +47,8 @@ extension JACKClientTests {
 
     @Test("tactus play --driver jack: what another client captures equals tactus render at the server's rate")
     func cliPlayEqualsRender() throws {
-        try expectPlayEqualsRender(server: "cli", instrument: ["--instrument", "builtin"])
+        // The summary names the graph's latency: the limiter's 1.5 ms look-ahead, 66 frames, less one.
+        try expectPlayEqualsRender(server: "cli", instrument: ["--instrument", "builtin"], graphLatency: 65)
     }
 
     static let hasLV2Fixtures = FileManager.default.fileExists(atPath: "/usr/lib/lv2/mda.lv2/manifest.ttl")
@@ -60,13 +61,25 @@ extension JACKClientTests {
         try expectPlayEqualsRender(server: "cli-lv2", instrument: [
             "--instrument", "lv2:http://drobilla.net/plugins/mda/Piano",
             "--effect", "lv2:http://drobilla.net/plugins/mda/Delay,l_delay=0.2,feedback=0.3",
-        ])
+        ], graphLatency: 65 + 64 + 64)  // the limiter's look-ahead, and each plugin's 64-frame grid
+    }
+
+    /// eg-sampler given a sample loads it through its worker (in `play`, on a thread of its
+    /// own), and plays it live as it renders.
+    @Test("tactus play --driver jack through eg-sampler given a sample: what another client captures equals tactus render",
+          .enabled(if: FileManager.default.fileExists(atPath: "/usr/lib/lv2/eg-sampler.lv2/manifest.ttl"),
+                   "needs lilv and lv2-examples (Debian packages liblilv-0-0, lv2-examples)"))
+    func cliPlayThroughSamplerEqualsRender() throws {
+        let sine = URL(fileURLWithPath: NSTemporaryDirectory() + "tactus-jack-sine-\(UUID().uuidString).wav")
+        defer { try? FileManager.default.removeItem(at: sine) }
+        try writeSineWAV(frequency: 660, frames: 22_050, to: sine)
+        try expectPlayEqualsRender(server: "cli-sampler", instrument: ["--instrument", "lv2:http://lv2plug.in/plugins/eg-sampler,sample=\(sine.path)"])
     }
 
     /// Plays the first two bars of the song on a private server while another client
     /// captures them, renders the same offline, and compares the two from the first sounding
     /// frame on, sample for sample.
-    func expectPlayEqualsRender(server label: String, instrument: [String]) throws {
+    func expectPlayEqualsRender(server label: String, instrument: [String], graphLatency: Int? = nil) throws {
         let server = try JACKServer(label, sampleRate: 44_100, period: 2048)
         defer { server.stop() }  // keeps the server alive to the end of the test
         let captured = try withoutXruns { () throws -> (JACKCapture, Int) in
@@ -78,6 +91,7 @@ extension JACKClientTests {
             probe.stop()
             #expect(played.status == 0, "\(played.stderr)")
             #expect(played.stdout.contains("on JACK as 'Tactus' at 44100 Hz"), "\(played.stdout)")
+            if let graphLatency { #expect(played.stdout.contains("2048 frames of buffer and \(graphLatency) in the graph,"), "\(played.stdout)") }
             // The summary's last words count the xruns ("…, N underruns").
             let underruns = played.stdout.split(separator: ",").last.flatMap { Int($0.split(separator: " ").first ?? "") }
             #expect(underruns != nil, "no underrun count in the summary: \(played.stdout)")

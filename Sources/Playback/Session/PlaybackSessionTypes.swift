@@ -136,6 +136,10 @@ public struct PlaybackSummary: Sendable, Hashable {
     public var underruns: Int
     /// The format the backend granted.
     public var format: AudioStreamFormat
+    /// Frames by which the graph's output lags the events it plays (the limiter's look-ahead,
+    /// a hosted plugin's grid and reported latency), heard on top of the device's buffer; an
+    /// offline render drops them.
+    public var graphLatencyFrames = 0
 
     /// Seconds of the performance.
     public var seconds: Double { Double(performanceFrames) / Double(sampleRate) }

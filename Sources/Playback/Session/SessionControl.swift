@@ -188,7 +188,7 @@ final class SessionControl: @unchecked Sendable {
     private func summary(_ ending: PlaybackSummary.Ending) -> PlaybackSummary {
         PlaybackSummary(ending: ending, performanceFrames: renderer.performanceFrames ?? renderer.renderedFrames,
                         framesPlayed: backend.framesConsumed, sampleRate: format.sampleRate,
-                        underruns: backend.underrunCount, format: format)
+                        underruns: backend.underrunCount, format: format, graphLatencyFrames: player.engine.graph.latencyFrames)
     }
 
     private func finish(_ result: Result<PlaybackSummary, PlaybackSessionError>, drain: Bool) {
