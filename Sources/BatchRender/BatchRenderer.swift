@@ -148,6 +148,9 @@ public final class BatchRenderer: Sendable {
     /// Makes fresh effects for each file, chained after the instrument before the limiter
     /// (nodes with one input bus: hosted LV2 effects); none unless told.
     public let makeEffects: @Sendable () throws -> [any AudioNode]
+    /// Makes fresh instruments for each file for the MIDI channels (0-15) that have their own
+    /// (``PlaybackSession/Options/channelInstruments``); none unless told.
+    public let makeChannelInstruments: @Sendable () throws -> [UInt8: any AudioNode]
     /// Describes the instrument in the manifest.
     public let instrumentDescription: String
     /// The Tactus version for the manifest.
@@ -158,7 +161,8 @@ public final class BatchRenderer: Sendable {
     /// Creates a renderer.
     public init(settings: BatchRenderSettings, outputFolder: String, shard: Shard = .whole, version: String,
                 instrumentDescription: String, makeInstrument: @escaping @Sendable () throws -> DefaultInstrument,
-                makeEffects: @escaping @Sendable () throws -> [any AudioNode] = { [] }) {
+                makeEffects: @escaping @Sendable () throws -> [any AudioNode] = { [] },
+                makeChannelInstruments: @escaping @Sendable () throws -> [UInt8: any AudioNode] = { [:] }) {
         self.settings = settings
         self.outputFolder = outputFolder
         self.shard = shard
@@ -166,6 +170,7 @@ public final class BatchRenderer: Sendable {
         self.instrumentDescription = instrumentDescription
         self.makeInstrument = makeInstrument
         self.makeEffects = makeEffects
+        self.makeChannelInstruments = makeChannelInstruments
     }
 
     /// The manifest file of this shard inside the output folder.
@@ -329,7 +334,7 @@ public final class BatchRenderer: Sendable {
         // run knows which input did.
         try? manifest.append(started)
         let outcome = FileRender(entry: entry, settings: settings, instrumentDescription: instrumentDescription, makeInstrument: makeInstrument,
-                                 makeEffects: makeEffects, stop: stop,
+                                 makeEffects: makeEffects, makeChannelInstruments: makeChannelInstruments, stop: stop,
                                  deadline: BatchRenderSettings.applicableLimit(settings.timeoutSeconds).map { clock.now + .seconds($0) }).run()
         record.status = outcome.status
         record.inputSHA256 = outcome.inputSHA256

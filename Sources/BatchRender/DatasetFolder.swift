@@ -131,10 +131,11 @@ extension FileRender {
     /// through), exactly as long as the mix, under the same guards (stop request, deadline).
     private func renderStem(_ stem: Stem, path: String, mix: MixShape) -> (code: Int32, message: String, status: BatchStatus)? {
         let input = entry.input.path
-        let instrument: DefaultInstrument, effects: [any AudioNode]
+        let instrument: DefaultInstrument, effects: [any AudioNode], channelInstruments: [UInt8: any AudioNode]
         do {
             instrument = try makeInstrument().applyingEffectFactors(of: mix.augmentation)
             effects = try makeEffects()
+            channelInstruments = try makeChannelInstruments()
             if case .sampler(let sampler) = instrument, sampler.hasCompressedSamples {
                 _ = try sampler.prepareSamples(forNotes: stem.sequence.samplerPlayedNotes())
             }
@@ -148,6 +149,7 @@ extension FileRender {
             var options = PlaybackSession.Options(instrument: .custom(instrument), gainDecibels: mix.gainDecibels,
                                                   tail: .seconds(tailSeconds), sampleRate: settings.sampleRate)
             options.effects = effects
+            options.channelInstruments = channelInstruments
             session = try PlaybackSession(sequence: stem.sequence, options: options)
         } catch {
             return (Code.dataError, "\(input): stem \(stem.name): \(error)", .failed)

@@ -63,6 +63,7 @@ struct FileRender {
     let instrumentDescription: String
     let makeInstrument: @Sendable () throws -> DefaultInstrument
     let makeEffects: @Sendable () throws -> [any AudioNode]
+    let makeChannelInstruments: @Sendable () throws -> [UInt8: any AudioNode]
     let stop: BatchStopRequest
     let deadline: ContinuousClock.Instant?
 
@@ -151,10 +152,11 @@ struct FileRender {
         let draw = settings.augmentationDraw(for: entry.input)
         let sequence = draw.map { smf.makeSequence().augmented(by: $0) } ?? smf.makeSequence()
         if let halt = halted() { return halt }
-        let instrument: DefaultInstrument, effects: [any AudioNode]
+        let instrument: DefaultInstrument, effects: [any AudioNode], channelInstruments: [UInt8: any AudioNode]
         do {
             instrument = try makeInstrument().applyingEffectFactors(of: draw)
             effects = try makeEffects()
+            channelInstruments = try makeChannelInstruments()
         } catch {
             return fail(Code.dataError, "\(path): cannot build the audio graph: \(error)")
         }
@@ -173,6 +175,7 @@ struct FileRender {
                                                   gainDecibels: draw?.gain(addedTo: settings.gainDecibels) ?? settings.gainDecibels,
                                                   tail: settings.tail, sampleRate: settings.sampleRate)
             options.effects = effects
+            options.channelInstruments = channelInstruments
             options.shouldCancelPreparation = shouldHalt
             session = try PlaybackSession(sequence: sequence, options: options)
         } catch {

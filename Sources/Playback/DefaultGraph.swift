@@ -1,6 +1,7 @@
 import AudioGraph
 import Instruments
 import Sampler
+import Sequencing
 
 /// The instrument a ``DefaultGraph`` plays every track through.
 public enum DefaultInstrument {
@@ -30,6 +31,8 @@ public struct DefaultGraph {
     public static let outputID: UInt32 = 3
     /// Node identifier of the first effect; the next ones follow (4, 5, ...).
     public static let firstEffectID: UInt32 = 4
+    /// Node identifier of channel `channel`'s own instrument (100 + the channel, 0-15).
+    public static func channelInstrumentID(_ channel: UInt8) -> UInt32 { 100 + UInt32(channel & 0x0F) }
 
     /// The graph under construction; add nodes to it before compiling if tracks name them.
     public let graph: AudioGraph
@@ -41,11 +44,17 @@ public struct DefaultGraph {
     public let sampler: SamplerNode?
     /// The limiter before the output (its input gain is the render gain).
     public let limiter: LimiterNode
+    /// The channels with an instrument of their own, and the identifiers of those nodes:
+    /// what a ``Player`` routes their notes and channel messages by (``Player/channelNodes``).
+    public let channelNodes: [UInt8: UInt32]
 
     /// Builds the default graph around `instrument` (the built-in synthesizer unless told),
     /// with `effects` (nodes with one input bus: hosted LV2 effects, a reverb) chained after
-    /// it, before the limiter.
-    public init(instrument choice: DefaultInstrument = .builtIn, effects: [any AudioNode] = []) {
+    /// it, before the limiter. `channelInstruments` (MIDI channel 0-15 to an instrument node:
+    /// a hosted LV2 drum machine for channel 9) play those channels instead, into the same
+    /// effects; a graph with nodes of different latencies lines them up (see `CompiledGraph`).
+    public init(instrument choice: DefaultInstrument = .builtIn, channelInstruments: [UInt8: any AudioNode] = [:],
+                effects: [any AudioNode] = []) {
         graph = AudioGraph()
         switch choice {
         case .builtIn:
@@ -81,10 +90,33 @@ public struct DefaultGraph {
         // The nodes exist, so these connections cannot fail.
         try! graph.connect(previous, to: Self.limiterID)
         try! graph.connect(Self.limiterID, to: Self.outputID)
+        var routes: [UInt8: UInt32] = [:]
+        for (channel, node) in channelInstruments.sorted(by: { $0.key < $1.key }) {
+            let id = Self.channelInstrumentID(channel)
+            graph.add(node, id: id)
+            try! graph.connect(id, to: effects.isEmpty ? Self.limiterID : Self.firstEffectID)
+            routes[channel & 0x0F] = id
+        }
+        channelNodes = routes
     }
 
     /// The number of voices the instrument is sounding.
     public var activeVoiceCount: Int {
         synthesizer?.activeVoiceCount ?? sampler?.activeVoiceCount ?? 0
+    }
+}
+
+extension Player {
+    /// A player through the default graph (the built-in GM synthesizer or a SoundFont sampler,
+    /// limiter, output). `extraNodes` are added to the graph unconnected, for tracks that name
+    /// them (``MIDIPortTap``s, say): the graph renders nodes that lead nowhere too.
+    public static func makeDefault(sequence: MusicSequence, sampleRate: Int, maximumFrameCount: Int = 4096,
+                                   gainDecibels: Float = 0, instrument: DefaultInstrument = .builtIn,
+                                   extraNodes: [(id: UInt32, node: any AudioNode)] = []) throws(AudioGraphError) -> Player {
+        let defaults = DefaultGraph(instrument: instrument)
+        defaults.limiter.setParameter(LimiterNode.Parameter.inputGain, value: gainDecibels)
+        for extra in extraNodes { defaults.graph.add(extra.node, id: extra.id) }
+        let compiled = try defaults.graph.compile(sampleRate: Double(sampleRate), maximumFrameCount: maximumFrameCount)
+        return Player(sequence: sequence, graph: compiled, defaultNode: DefaultGraph.instrumentID)
     }
 }

@@ -10,18 +10,24 @@ import MIDI
 public final class LiveMIDIInput: @unchecked Sendable {
     private let ring: LiveMIDIRing
     private let graph: CompiledGraphIndex
+    private let defaultNode: UInt32
+    private let channelNodes: [UInt8: UInt32]
 
-    init(ring: LiveMIDIRing, graph: CompiledGraphIndex) {
+    init(ring: LiveMIDIRing, graph: CompiledGraphIndex, defaultNode: UInt32, channelNodes: [UInt8: UInt32]) {
         self.ring = ring
         self.graph = graph
+        self.defaultNode = defaultNode
+        self.channelNodes = channelNodes
     }
 
-    /// Queues `message` for the node with identifier `node`. Returns false when the node does
-    /// not exist or when the ring is full (the audio thread has not run for a while); the
-    /// caller decides whether to retry or drop.
+    /// Queues `message` for the node with identifier `node` (for the player's default node, the
+    /// node of the message's channel when it has one). Returns false when the node does not
+    /// exist or when the ring is full (the audio thread has not run for a while); the caller
+    /// decides whether to retry or drop.
     @discardableResult
     public func send(_ message: MIDIMessage, toNode node: UInt32) -> Bool {
-        guard let index = graph.index(of: node) else { return false }
+        let routed = node == defaultNode && message.isChannelMessage ? channelNodes[message.channel] ?? node : node
+        guard let index = graph.index(of: routed) else { return false }
         return ring.push(LiveMIDIRecord(nodeIndex: Int32(index), message: message))
     }
 }

@@ -25,6 +25,9 @@ public final class Player {
     public let sampleRate: Int
     /// The node that tracks without a destination play.
     public let defaultNode: UInt32
+    /// Channels with an instrument of their own: their notes and channel messages from tracks
+    /// without a destination, and live ones sent to ``defaultNode``, go to that node.
+    public let channelNodes: [UInt8: UInt32]
     /// The sequence being played.
     public private(set) var sequence: MusicSequence
     /// Frames between rendering a frame and hearing it (the driver's buffer), used by the
@@ -50,39 +53,29 @@ public final class Player {
 
     /// A player for `sequence` through `graph`; tracks without a destination go to
     /// `defaultNode`. It starts stopped at tick 0.
-    public convenience init(sequence: MusicSequence, graph: CompiledGraph, defaultNode: UInt32 = DefaultGraph.instrumentID) {
+    public convenience init(sequence: MusicSequence, graph: CompiledGraph, defaultNode: UInt32 = DefaultGraph.instrumentID,
+                            channelNodes: [UInt8: UInt32] = [:]) {
         // Never cancelled, so it cannot throw.
-        try! self.init(sequence: sequence, graph: graph, defaultNode: defaultNode, cancelling: { false })
+        try! self.init(sequence: sequence, graph: graph, defaultNode: defaultNode, channelNodes: channelNodes, cancelling: { false })
     }
 
     /// As ``init(sequence:graph:defaultNode:)``, asking `shouldCancel` now and then while the
     /// schedule is built (seconds for a song of millions of events); throws
     /// ``ScheduleCancelled`` when it returns true.
     public init(sequence: MusicSequence, graph: CompiledGraph, defaultNode: UInt32 = DefaultGraph.instrumentID,
-                cancelling shouldCancel: () -> Bool) throws(ScheduleCancelled) {
+                channelNodes: [UInt8: UInt32] = [:], cancelling shouldCancel: () -> Bool) throws(ScheduleCancelled) {
         self.sequence = sequence
         self.defaultNode = defaultNode
+        self.channelNodes = channelNodes
         sampleRate = Int(graph.sampleRate.rounded())
         tempoMap = sequence.makeTempoMap()
         meterMap = sequence.makeMeterMap()
-        let schedule = try Schedule(sequence: sequence, sampleRate: sampleRate, defaultNode: defaultNode, cancelling: shouldCancel)
+        let schedule = try Schedule(sequence: sequence, sampleRate: sampleRate, defaultNode: defaultNode, channelNodes: channelNodes,
+                                    cancelling: shouldCancel)
         engine = Engine(graph: graph, schedule: schedule)
         snapshot = EngineSnapshot(schedule: schedule, graph: graph)
         engine.resetForPlayer()
         sendEnd()
-    }
-
-    /// A player through the default graph (the built-in GM synthesizer or a SoundFont sampler,
-    /// limiter, output). `extraNodes` are added to the graph unconnected, for tracks that name
-    /// them (``MIDIPortTap``s, say): the graph renders nodes that lead nowhere too.
-    public static func makeDefault(sequence: MusicSequence, sampleRate: Int, maximumFrameCount: Int = 4096,
-                                   gainDecibels: Float = 0, instrument: DefaultInstrument = .builtIn,
-                                   extraNodes: [(id: UInt32, node: any AudioNode)] = []) throws(AudioGraphError) -> Player {
-        let defaults = DefaultGraph(instrument: instrument)
-        defaults.limiter.setParameter(LimiterNode.Parameter.inputGain, value: gainDecibels)
-        for extra in extraNodes { defaults.graph.add(extra.node, id: extra.id) }
-        let compiled = try defaults.graph.compile(sampleRate: Double(sampleRate), maximumFrameCount: maximumFrameCount)
-        return Player(sequence: sequence, graph: compiled, defaultNode: DefaultGraph.instrumentID)
     }
 
     /// The compiled schedule currently published.
@@ -109,7 +102,8 @@ public final class Player {
 
     private func republish(horizonTick: Int64?) {
         collectRetired()
-        let schedule = Schedule(sequence: sequence, sampleRate: sampleRate, defaultNode: defaultNode, horizonTick: horizonTick)
+        let schedule = Schedule(sequence: sequence, sampleRate: sampleRate, defaultNode: defaultNode, channelNodes: channelNodes,
+                                horizonTick: horizonTick)
         snapshot = EngineSnapshot(schedule: schedule, graph: engine.graph)
         engine.publish(snapshot)
         sendEnd()
@@ -139,9 +133,11 @@ public final class Player {
     /// Sends a note-off for every sounding note and lifts pedals, without stopping.
     public func allNotesOff() { send(.allNotesOff) }
 
-    /// Plays a MIDI message on the node `node` at the start of the next block.
+    /// Plays a MIDI message on the node `node` at the start of the next block (on its channel's
+    /// node when `node` is ``defaultNode`` and the channel has one).
     public func sendMIDI(_ message: MIDIMessage, toNode node: UInt32) {
-        guard let index = engine.graph.index(ofNode: node) else { return }
+        let routed = node == defaultNode && message.isChannelMessage ? channelNodes[message.channel] ?? node : node
+        guard let index = engine.graph.index(ofNode: routed) else { return }
         send(.midi(nodeIndex: index, message: message))
     }
 
@@ -149,7 +145,8 @@ public final class Player {
     /// sent through it reach their node at the start of the next block without passing
     /// through this player's control thread. Every call returns the same object; hand it to
     /// exactly one thread.
-    public private(set) lazy var liveInput = LiveMIDIInput(ring: engine.liveInput, graph: CompiledGraphIndex(ids: engine.graph.nodeIDs))
+    public private(set) lazy var liveInput = LiveMIDIInput(ring: engine.liveInput, graph: CompiledGraphIndex(ids: engine.graph.nodeIDs),
+                                                           defaultNode: defaultNode, channelNodes: channelNodes)
 
     // MARK: Position
 

@@ -86,20 +86,24 @@ public final class Schedule: Sendable {
     /// The tempo and time signature changes, for nodes that follow the transport.
     public let transport: TransportTimeline
 
-    /// Compiles `sequence`. Tracks without a destination go to `defaultNode`; tracks sent to
-    /// a MIDI port are not part of an audio schedule. Parameter events go to the node they name.
-    /// Tracks that loop forever are unrolled up to `horizonTick` (by default twice the
-    /// sequence's length, at least one loop pass).
-    public convenience init(sequence: MusicSequence, sampleRate: Int, defaultNode: UInt32, horizonTick: Int64? = nil) {
+    /// Compiles `sequence`. Tracks without a destination go to `defaultNode`, except their notes
+    /// and channel messages on a channel `channelNodes` names, which go to that channel's node;
+    /// tracks sent to a MIDI port are not part of an audio schedule. Parameter events go to the
+    /// node they name. Tracks that loop forever are unrolled up to `horizonTick` (by default
+    /// twice the sequence's length, at least one loop pass).
+    public convenience init(sequence: MusicSequence, sampleRate: Int, defaultNode: UInt32, channelNodes: [UInt8: UInt32] = [:],
+                            horizonTick: Int64? = nil) {
         // Never cancelled, so it cannot throw.
-        try! self.init(sequence: sequence, sampleRate: sampleRate, defaultNode: defaultNode, horizonTick: horizonTick, cancelling: { false })
+        try! self.init(sequence: sequence, sampleRate: sampleRate, defaultNode: defaultNode, channelNodes: channelNodes,
+                       horizonTick: horizonTick, cancelling: { false })
     }
 
-    /// As ``init(sequence:sampleRate:defaultNode:horizonTick:)``, asking `shouldCancel` every
-    /// few thousand events and comparisons: building the schedule of a song of millions of
-    /// events takes seconds, which a signal or a deadline must be able to cut short.
-    public init(sequence: MusicSequence, sampleRate: Int, defaultNode: UInt32, horizonTick: Int64? = nil,
-                cancelling shouldCancel: () -> Bool) throws(ScheduleCancelled) {
+    /// As ``init(sequence:sampleRate:defaultNode:channelNodes:horizonTick:)``, asking
+    /// `shouldCancel` every few thousand events and comparisons: building the schedule of a
+    /// song of millions of events takes seconds, which a signal or a deadline must be able to
+    /// cut short.
+    public init(sequence: MusicSequence, sampleRate: Int, defaultNode: UInt32, channelNodes: [UInt8: UInt32] = [:],
+                horizonTick: Int64? = nil, cancelling shouldCancel: () -> Bool) throws(ScheduleCancelled) {
         var steps = 0
         func checkpoint() throws(ScheduleCancelled) {
             steps &+= 1
@@ -131,6 +135,9 @@ public final class Schedule: Sendable {
             case .node(let id): node = id
             case .midiPort: continue
             }
+            // A channel's own instrument, for the default node's notes and channel messages.
+            let routesChannels = track.destination == nil && !channelNodes.isEmpty
+            func target(channel: UInt8) -> UInt32 { routesChannels ? channelNodes[channel] ?? node : node }
             // The passes of the track: (shift added to every tick, end of the looped region
             // for note clipping or nil, which events take part).
             let loop = isTempoTrack ? nil : track.loop
@@ -165,21 +172,22 @@ public final class Schedule: Sendable {
                     case .note(let n):
                         var endTick = max(0, e.tick + n.duration + pass.shift + track.offset)
                         if let regionEnd = pass.regionEnd { endTick = min(endTick, max(tick, regionEnd + track.offset)) }
+                        let noteNode = target(channel: n.channel)
                         let on = ScheduledEvent(frame: frame(tick), rank: e.event.playbackRank,
-                                                track: trackIndex, order: e.order, node: node, event: .midi(n.onMessage))
+                                                track: trackIndex, order: e.order, node: noteNode, event: .midi(n.onMessage))
                         // A zero-length note must still start before it stops, so its release is
                         // ranked after the note-ons of its tick.
                         let offRank: UInt8 = endTick == tick ? 9 : SequenceEvent.message(n.offMessage).playbackRank
                         let off = ScheduledEvent(frame: frame(endTick), rank: offRank,
-                                                 track: trackIndex, order: n.releaseOrder, node: node, event: .midi(n.offMessage))
+                                                 track: trackIndex, order: n.releaseOrder, node: noteNode, event: .midi(n.offMessage))
                         list.append(on)
                         list.append(off)
                     case .message(let m):
                         // Only channel messages and system reset make sense to an instrument;
                         // timing clock and song position bytes in a file are not for the synth.
                         guard m.isChannelMessage || m.status == 0xFF else { continue }
-                        list.append(ScheduledEvent(frame: frame(tick), rank: e.event.playbackRank,
-                                                   track: trackIndex, order: e.order, node: node, event: .midi(m)))
+                        list.append(ScheduledEvent(frame: frame(tick), rank: e.event.playbackRank, track: trackIndex, order: e.order,
+                                                   node: m.isChannelMessage ? target(channel: m.channel) : node, event: .midi(m)))
                     case .parameter(let p):
                         let scope = AudioParameterScope(rawValue: p.scope.rawValue) ?? .global
                         let start = frame(tick)

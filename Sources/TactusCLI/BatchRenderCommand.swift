@@ -126,7 +126,8 @@ extension RenderCommand {
         let factory = try instrumentOptions.chooseFactory(input: input)
         let renderer = BatchRenderer(settings: batchSettings, outputFolder: output, shard: shard,
                                      version: Tactus.configuration.version, instrumentDescription: factory.description,
-                                     makeInstrument: factory.makeInstrument, makeEffects: factory.makeEffects)
+                                     makeInstrument: factory.makeInstrument, makeEffects: factory.makeEffects,
+                                     makeChannelInstruments: factory.makeChannelInstruments)
         let manifestPath = batch.manifest ?? renderer.defaultManifestPath
         try refuseInputAsOutput(manifestPath, inputs: inputs.map(\.path) + [instrumentOptions.soundFont, instrumentOptions.instrument] + instrumentOptions.tuningInputs, what: "the manifest")
         let plan = renderer.plan(inputs, history: Manifest.read(manifestPath))

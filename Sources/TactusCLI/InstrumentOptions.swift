@@ -27,6 +27,11 @@ struct InstrumentOptions: ParsableArguments {
                                valueName: "lv2:URI[,SYMBOL=VALUE...]"))
     var effects: [String] = []
 
+    @Option(name: .customLong("channel-instrument"),
+            help: ArgumentHelp("An installed LV2 instrument for one MIDI channel, counted 1-16 (10 is General MIDI's drums): CH=lv2:URI, with settings as for --instrument. That channel's notes play through it instead of the instrument, into the same --effect chain. Repeat for other channels.",
+                               valueName: "CH=lv2:URI[,SETTING=VALUE...]"))
+    var channelInstruments: [String] = []
+
     @Option(name: .customLong("save-state"),
             help: ArgumentHelp("Save the LV2 instrument's state, as its settings leave it, in this folder before playing (restore it with lv2:URI,state=FOLDER).",
                                valueName: "FOLDER"))
@@ -76,8 +81,9 @@ struct InstrumentOptions: ParsableArguments {
         return (try? LV2PluginSpec.parse(instrument, option: "--instrument"))??.uri ?? ""
     }
 
-    /// Whether an LV2 plugin plays or processes the song (`--instrument lv2:` or `--effect`).
-    var usesLV2Plugins: Bool { lv2PluginURI != nil || !effects.isEmpty }
+    /// Whether an LV2 plugin plays or processes the song (`--instrument lv2:`,
+    /// `--channel-instrument` or `--effect`).
+    var usesLV2Plugins: Bool { lv2PluginURI != nil || !effects.isEmpty || !channelInstruments.isEmpty }
 }
 
 /// What plays the tracks, and a few words saying so.
@@ -96,6 +102,8 @@ struct InstrumentChoice {
     var plugin: LV2PluginNode?
     /// The `--effect` chain, in order, between the instrument and the limiter.
     var effects: [LV2PluginNode] = []
+    /// The `--channel-instrument` plugins, by MIDI channel (0-15).
+    var channelPlugins: [UInt8: LV2PluginNode] = [:]
     /// The `--tuning` the instrument plays in, for fresh instruments of the same choice.
     var tuning: KeyboardTuning?
 
@@ -106,6 +114,7 @@ struct InstrumentChoice {
         var options = options
         options.instrument = .custom(instrument)
         options.effects = effects
+        options.channelInstruments = channelPlugins
         return try PlaybackSession(sequence: sequence, options: options, observer: observer)
     }
 
@@ -113,7 +122,11 @@ struct InstrumentChoice {
     func flushPluginLogs() {
         plugin?.flushLog()
         for effect in effects { effect.flushLog() }
+        for node in channelPlugins.values { node.flushLog() }
     }
+
+    /// Every hosted plugin, for what applies to all of them (live playback's worker thread).
+    var allPlugins: [LV2PluginNode] { [plugin].compactMap { $0 } + effects + channelPlugins.values.sorted { $0.name < $1.name } }
 }
 
 extension InstrumentChoice {
@@ -171,6 +184,7 @@ extension InstrumentOptions {
         } catch let error as LV2PluginSpec.SpecError {
             throw usage(error.message)
         }
+        _ = try channelInstrumentSpecs(file: file)
         if lv2PluginURI != nil, noReverb || noChorus || polyphony != nil {
             throw usage("--no-reverb, --no-chorus and --polyphony set the sampler; an LV2 instrument has its own controls")
         }
@@ -214,6 +228,10 @@ extension InstrumentOptions {
             let node = try loadPlugin(spec, kind: .effect, input: input, file: song, catalogue: &catalogue)
             choice.effects.append(node)
             choice.description += ", through LV2 effect \(node.name)"
+        }
+        choice.channelPlugins = try freshPluginChannelInstruments(input: input, file: song, catalogue: &catalogue, warnings: true)
+        for (channel, node) in choice.channelPlugins.sorted(by: { $0.key < $1.key }) {
+            choice.description += ", channel \(channel + 1) through LV2 instrument \(node.name)"
         }
         guard let tuning, let files = tuningFiles, choice.plugin == nil else { return choice }
         choice.tuning = tuning
@@ -327,7 +345,7 @@ extension InstrumentOptions {
             factory = BatchInstrumentFactory(description: choice.description, makeInstrument: { options.makeSynthesizer(tuning: tuning) })
         }
         guard usesLV2Plugins else { return factory }
-        let maker = PluginMaker(catalogue: catalogue, instrument: choice.plugin, effects: choice.effects)
+        let maker = PluginMaker(catalogue: catalogue, instrument: choice.plugin, effects: choice.effects, channelInstruments: choice.channelPlugins)
         if lv2PluginURI != nil {
             factory.makeInstrument = {
                 .node(try maker.makeInstrument { catalogue in try options.freshPluginInstrument(input: input, catalogue: &catalogue)! })
@@ -335,6 +353,9 @@ extension InstrumentOptions {
         }
         factory.makeEffects = {
             try maker.makeEffects { catalogue in try options.freshPluginEffects(input: input, catalogue: &catalogue) }
+        }
+        factory.makeChannelInstruments = {
+            try maker.makeChannelInstruments { catalogue in try options.freshPluginChannelInstruments(input: input, catalogue: &catalogue) }
         }
         return factory
     }
@@ -363,11 +384,11 @@ extension InstrumentOptions {
     /// value out of its range, one line and exit 64. The plugin's warnings and errors go to
     /// standard error, one line each (unless --quiet), never to standard output.
     /// `catalogue` is made on first use and shared by the instrument and the effects.
-    private func loadPlugin(_ spec: LV2PluginSpec, kind: LV2PluginInfo.Kind, input: InputOptions, file: String?,
-                            catalogue: inout LV2Catalogue?, warnings: Bool = true) throws -> LV2PluginNode {
+    func loadPlugin(_ spec: LV2PluginSpec, kind: LV2PluginInfo.Kind, input: InputOptions, file: String?,
+                    catalogue: inout LV2Catalogue?, warnings: Bool = true, option: String? = nil) throws -> LV2PluginNode {
         let quiet = input.quiet
         let lowest = warnings ? LV2LogLevel.warning : LV2LogLevel.error
-        let option = kind == .instrument ? "--instrument" : "--effect"
+        let option = option ?? (kind == .instrument ? "--instrument" : "--effect")
         func failure(_ error: LV2Error) -> ExitCode {
             printError(error.description)
             return ExitCode(error.isUnavailable ? ExitStatus.unavailable : ExitStatus.noInput)
@@ -455,6 +476,7 @@ struct BatchInstrumentFactory {
     var description: String
     var makeInstrument: @Sendable () throws -> DefaultInstrument
     var makeEffects: @Sendable () throws -> [any AudioNode] = { [] }
+    var makeChannelInstruments: @Sendable () throws -> [UInt8: any AudioNode] = { [:] }
 }
 
 /// Makes plugin nodes for a batch's worker threads, one at a time: lilv's world is not safe to
@@ -465,11 +487,23 @@ private final class PluginMaker: @unchecked Sendable {
     private var catalogue: LV2Catalogue?
     private var spareInstrument: LV2PluginNode?
     private var spareEffects: [LV2PluginNode]?
+    private var spareChannelInstruments: [UInt8: LV2PluginNode]?
 
-    init(catalogue: LV2Catalogue?, instrument: LV2PluginNode?, effects: [LV2PluginNode]) {
+    init(catalogue: LV2Catalogue?, instrument: LV2PluginNode?, effects: [LV2PluginNode], channelInstruments: [UInt8: LV2PluginNode]) {
         self.catalogue = catalogue
         spareInstrument = instrument
         spareEffects = effects.isEmpty ? nil : effects
+        spareChannelInstruments = channelInstruments.isEmpty ? nil : channelInstruments
+    }
+
+    func makeChannelInstruments(_ body: (inout LV2Catalogue?) throws -> [UInt8: LV2PluginNode]) throws -> [UInt8: any AudioNode] {
+        lock.lock()
+        defer { lock.unlock() }
+        if let spare = spareChannelInstruments {
+            spareChannelInstruments = nil
+            return spare
+        }
+        return try body(&catalogue)
     }
 
     func makeInstrument(_ body: (inout LV2Catalogue?) throws -> LV2PluginNode) throws -> LV2PluginNode {

@@ -128,8 +128,7 @@ struct PlayCommand: ParsableCommand {
         let choice = try instrumentOptions.choose(input: input, song: file)
         try choice.prepareSamples(for: sequence)
         // Live, a plugin's work (loading a file) must not hold up the audio thread.
-        choice.plugin?.worksInBackground = true
-        for effect in choice.effects { effect.worksInBackground = true }
+        for plugin in choice.allPlugins { plugin.worksInBackground = true }
 
         let options = PlaybackSession.Options(gainDecibels: gain, tailSeconds: tail,
                                               sampleRate: rate, latencySeconds: latency / 1000,

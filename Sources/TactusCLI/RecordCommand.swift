@@ -178,8 +178,7 @@ struct RecordCommand: ParsableCommand {
             let choice = try instrumentOptions.choose(input: input, song: backing)
             try choice.prepareSamples(for: plan.base)
             // Live, a plugin's work (loading a file) must not hold up the audio thread.
-            choice.plugin?.worksInBackground = true
-            for effect in choice.effects { effect.worksInBackground = true }
+            for plugin in choice.allPlugins { plugin.worksInBackground = true }
             playback.instrument = .custom(choice.instrument)
             playback.effects = choice.effects
             heardThrough = ", playing through \(choice.description)"

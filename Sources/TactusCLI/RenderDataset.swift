@@ -218,6 +218,7 @@ private func renderStem(_ stem: Stem, path: String, source: String, frameCount: 
         instrument.plugin = plugin
     }
     instrument.effects = try instrumentOptions.freshPluginEffects(input: input, catalogue: &catalogue)
+    instrument.channelPlugins = try instrumentOptions.freshPluginChannelInstruments(input: input, catalogue: &catalogue)
     if case .sampler(let sampler) = instrument.instrument {
         instrument.instrument = .sampler(instrumentOptions.makeSampler(sampler.bank, regionRules: instrument.regionRules,
                                                                        outputGain: instrument.outputGain, tuning: instrument.tuning))

@@ -59,7 +59,7 @@ struct LV2BatchCLITests {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 
-    @Test("a batch through MDA Piano and MDA Delay renders each file as a single render does")
+    @Test("a batch through MDA Piano, MDA DX10 for channel 2 and MDA Delay renders each file as a single render does")
     func batchEqualsSingleRenders() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -68,7 +68,9 @@ struct LV2BatchCLITests {
         for song in ["little-waltz.mid", "seven-eight.mid"] {
             try FileManager.default.copyItem(atPath: CLI.song(song), toPath: input.appendingPathComponent(song).path)
         }
-        let plugins = ["--instrument", "lv2:http://drobilla.net/plugins/mda/Piano", "--effect", "lv2:http://drobilla.net/plugins/mda/Delay,feedback=0.3"]
+        // Channel 2 (both songs play it) through a plugin of its own.
+        let plugins = ["--instrument", "lv2:http://drobilla.net/plugins/mda/Piano", "--effect", "lv2:http://drobilla.net/plugins/mda/Delay,feedback=0.3",
+                       "--channel-instrument", "2=lv2:http://drobilla.net/plugins/mda/DX10"]
         let batch = try CLI.run(["render", input.path, "-o", dir.appendingPathComponent("out").path, "--jobs", "2", "--quiet"] + plugins)
         #expect(batch.status == 0, "\(batch.stderr)")
         #expect(batch.stdout.isEmpty, "nothing but Tactus's own lines on standard output: \(batch.stdout)")

@@ -5,7 +5,8 @@ import Testing
 private let hasMDAPlugins = FileManager.default.fileExists(atPath: "/usr/lib/lv2/mda.lv2/manifest.ttl")
     && FileManager.default.fileExists(atPath: "/usr/bin/lv2ls")
 private let plugins = ["--instrument", "lv2:http://drobilla.net/plugins/mda/Piano",
-                       "--effect", "lv2:http://drobilla.net/plugins/mda/Delay,feedback=0.3"]
+                       "--effect", "lv2:http://drobilla.net/plugins/mda/Delay,feedback=0.3",
+                       "--channel-instrument", "2=lv2:http://drobilla.net/plugins/mda/DX10"]
 
 @Suite("Stems and dataset folders through LV2 plugins", .enabled(if: hasMDAPlugins, "needs lilv and mda-lv2 (Debian packages liblilv-0-0, lilv-utils, mda-lv2)"))
 struct LV2StemsCLITests {
@@ -15,7 +16,7 @@ struct LV2StemsCLITests {
     /// mix's instance would carry the mix's echoes). MDA Piano plays every channel as one
     /// instrument (one track's sustain pedal holds every note), so the stems do not add up to
     /// the mix as a multitimbral instrument's do.
-    @Test("render --stems and a batch's --layout slakh through MDA Piano and MDA Delay: the same files, each stem what its MIDI renders alone")
+    @Test("render --stems and a batch's --layout slakh through MDA Piano, MDA DX10 for channel 2 and MDA Delay: the same files, each stem what its MIDI renders alone")
     func stemsThroughPlugins() throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -159,6 +159,51 @@ struct LV2LatencyTests {
                 "the plugin's 0.5 and the gate's 0.25 together on every frame")
     }
 
+    /// The default graph with the plugin as channel 10's instrument beside a Tactus instrument
+    /// for the rest: the song's channel-1 note plays the Tactus node, its channel-10 note the
+    /// plugin, each at its exact frame (the plugin's 164 frames of latency compensated, the
+    /// limiter leaving these levels alone), at any block size; a note played live on
+    /// channel 10 to the default node reaches the plugin too.
+    @Test("a channel's own instrument plays that channel's notes, and only those, at their frames", arguments: [1, 64, 65, 512])
+    func aChannelInstrumentPlaysItsChannel(blockSize: Int) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tactus-lv2-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let plugin = try LV2PluginNode(uri: lookahead, catalogue: catalogue(in: dir))
+        let defaults = DefaultGraph(instrument: .node(GateNode()), channelInstruments: [9: plugin])
+        #expect(defaults.channelNodes == [9: DefaultGraph.channelInstrumentID(9)])
+        let compiled = try defaults.graph.compile(sampleRate: 44_100, maximumFrameCount: 4096)
+        // 120 BPM, 480 ticks per quarter: ticks 480 and 960 are frames 22,050 and 44,100.
+        var sequence = MusicSequence(timeBase: .ticksPerQuarter(480))
+        sequence.tempoTrack.add(.meta(.tempo(bpm: 120)), at: 0)
+        var track = MusicTrack()
+        track.addNote(at: 480, channel: 0, key: 60, velocity: 100, duration: 240)
+        track.addNote(at: 960, channel: 9, key: 36, velocity: 100, duration: 240)
+        sequence.tracks = [track]
+        let player = Player(sequence: sequence, graph: compiled, channelNodes: defaults.channelNodes)
+        var left: [Float] = []
+        _ = try player.renderToEnd(blockSize: blockSize, tail: .seconds(0.1)) { l, _, n in
+            left.append(contentsOf: UnsafeBufferPointer(start: l, count: n))
+        }
+        var wrong: [String] = []
+        for frame in left.indices {
+            let expected: Float = (22_050..<33_075).contains(frame) ? 0.25 : (44_100..<55_125).contains(frame) ? 0.5 : 0
+            if left[frame] != expected, wrong.count < 5 { wrong.append("frame \(frame): \(left[frame]), expected \(expected)") }
+        }
+        #expect(left.count > 55_125 && wrong.isEmpty, "\(wrong)")
+
+        // Live: a note-on for the default node on channel 10 is the plugin's.
+        compiled.reset()
+        player.sendMIDI(.noteOn(channel: 9, key: 36, velocity: 100), toNode: DefaultGraph.instrumentID)
+        var live: [Float] = []
+        let blockLeft = UnsafeMutablePointer<Float>.allocate(capacity: 64), blockRight = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+        defer { blockLeft.deallocate(); blockRight.deallocate() }
+        for _ in 0..<8 {
+            player.engine.render(frameCount: 64, into: StereoBuffer(left: blockLeft, right: blockRight))
+            live.append(contentsOf: UnsafeBufferPointer(start: blockLeft, count: 64))
+        }
+        #expect(live.contains(0.5) && !live.contains(0.25) && !live.contains(0.75), "the live note reached \(Set(live))")
+    }
+
     /// A ramp of `level` from 0 to 1 over 1,280 frames, from frame 640: after each 64-frame
     /// render call the plugin has run the slice ending there, which read the ramp at the
     /// slice's last frame, and `level_out` shows that value.

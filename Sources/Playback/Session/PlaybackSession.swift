@@ -36,6 +36,10 @@ public final class PlaybackSession: @unchecked Sendable {
         /// graph (``PlaybackSession/init(sequence:graph:defaultNode:options:observer:)``) has
         /// its effects in it and ignores these.
         public var effects: [any AudioNode] = []
+        /// Instruments of their own for some MIDI channels (0-15) in the default graph: those
+        /// channels' notes and channel messages, from the song and played live, go to them
+        /// instead of the instrument, into the same effects. A program's own graph ignores them.
+        public var channelInstruments: [UInt8: any AudioNode] = [:]
         /// What plays after the end, for releases and reverb: a fixed time, or until the
         /// sound has died away. Nil (the default) leaves it to the backend: until silent
         /// (``RenderTail/automatic``, as `tactus render`) on a backend that renders as fast as
@@ -283,7 +287,7 @@ public final class PlaybackSession: @unchecked Sendable {
         let player: Player
         let (played, taps) = Self.routePortTracks(sequence, to: backend)
         do throws(PlaybackSessionError) {
-            let (graph, defaultNode) = try makeGraph(taps: taps)
+            let (graph, defaultNode, channelNodes) = try makeGraph(taps: taps)
             try Self.checkRoutes(of: played, in: graph, defaultNode: defaultNode)
             let compiled: CompiledGraph
             do {
@@ -293,7 +297,7 @@ public final class PlaybackSession: @unchecked Sendable {
                 throw .graph(reason: "\(error)")
             }
             do {
-                player = try Player(sequence: played, graph: compiled, defaultNode: defaultNode,
+                player = try Player(sequence: played, graph: compiled, defaultNode: defaultNode, channelNodes: channelNodes,
                                     cancelling: options.shouldCancelPreparation ?? { false })
             } catch {
                 throw .cancelled
@@ -336,9 +340,10 @@ public final class PlaybackSession: @unchecked Sendable {
 
     /// The graph to compile: the default graph around the instrument, or a copy of the
     /// program's, with the MIDI port taps added.
-    private func makeGraph(taps: [(id: UInt32, tap: MIDIPortTap)]) throws(PlaybackSessionError) -> (AudioGraph, UInt32) {
+    private func makeGraph(taps: [(id: UInt32, tap: MIDIPortTap)]) throws(PlaybackSessionError) -> (AudioGraph, UInt32, [UInt8: UInt32]) {
         let graph: AudioGraph
         let defaultNode: UInt32
+        var channelNodes: [UInt8: UInt32] = [:]
         if let programGraph {
             // A copy again: the port taps must not stay in the graph for a second start.
             graph = programGraph.graph.copy()
@@ -347,13 +352,14 @@ public final class PlaybackSession: @unchecked Sendable {
                 throw .graph(reason: "node \(taken.id) is reserved for the MIDI port taps; number the graph's nodes below \(Self.firstPortTapID)")
             }
         } else {
-            let defaults = DefaultGraph(instrument: instrument ?? .builtIn, effects: options.effects)
+            let defaults = DefaultGraph(instrument: instrument ?? .builtIn, channelInstruments: options.channelInstruments, effects: options.effects)
             defaults.limiter.setParameter(LimiterNode.Parameter.inputGain, value: options.gainDecibels)
             graph = defaults.graph
             defaultNode = DefaultGraph.instrumentID
+            channelNodes = defaults.channelNodes
         }
         for tap in taps { graph.add(tap.tap, id: tap.id) }
-        return (graph, defaultNode)
+        return (graph, defaultNode, channelNodes)
     }
 
     /// A track that names a node the graph lacks would play nothing: refused at the start
