@@ -113,8 +113,8 @@ public final class LV2PluginNode: ParameterizedNode {
     /// MIDI events that were dropped: more than 4,096 in one slice, or more than its atom
     /// buffer holds.
     public var droppedEventCount: Int { sliceEvents.droppedEventCount }
-    // The atom input transport positions are written to as `time:Position` objects, and the
-    // one messages (`patch:Set` of a file) are written to.
+    // The input transport positions go to (as `time:Position` objects), and the one messages
+    // (`patch:Set` of a file) go to.
     private let positionTarget: AtomTarget
     private let messageTarget: AtomTarget
     private enum AtomTarget: Equatable {

@@ -345,17 +345,19 @@ extension InstrumentOptions {
             factory = BatchInstrumentFactory(description: choice.description, makeInstrument: { options.makeSynthesizer(tuning: tuning) })
         }
         guard usesLV2Plugins else { return factory }
-        let maker = PluginMaker(catalogue: catalogue, instrument: choice.plugin, effects: choice.effects, channelInstruments: choice.channelPlugins)
+        let maker = PluginMaker(catalogue: catalogue, choice: choice)
         if lv2PluginURI != nil {
             factory.makeInstrument = {
-                .node(try maker.makeInstrument { catalogue in try options.freshPluginInstrument(input: input, catalogue: &catalogue)! })
+                .node(try maker.make(\.spareInstrument) { catalogue in try options.freshPluginInstrument(input: input, catalogue: &catalogue)! })
             }
         }
         factory.makeEffects = {
-            try maker.makeEffects { catalogue in try options.freshPluginEffects(input: input, catalogue: &catalogue) }
+            try maker.make(\.spareEffects) { catalogue in try options.freshPluginEffects(input: input, catalogue: &catalogue) }
         }
         factory.makeChannelInstruments = {
-            try maker.makeChannelInstruments { catalogue in try options.freshPluginChannelInstruments(input: input, catalogue: &catalogue) }
+            try maker.make(\.spareChannelInstruments) { catalogue in
+                try options.freshPluginChannelInstruments(input: input, catalogue: &catalogue)
+            }
         }
         return factory
     }
@@ -485,43 +487,24 @@ struct BatchInstrumentFactory {
 private final class PluginMaker: @unchecked Sendable {
     private let lock = NSLock()
     private var catalogue: LV2Catalogue?
-    private var spareInstrument: LV2PluginNode?
-    private var spareEffects: [LV2PluginNode]?
-    private var spareChannelInstruments: [UInt8: LV2PluginNode]?
+    fileprivate var spareInstrument: LV2PluginNode?
+    fileprivate var spareEffects: [LV2PluginNode]?
+    fileprivate var spareChannelInstruments: [UInt8: LV2PluginNode]?
 
-    init(catalogue: LV2Catalogue?, instrument: LV2PluginNode?, effects: [LV2PluginNode], channelInstruments: [UInt8: LV2PluginNode]) {
+    init(catalogue: LV2Catalogue?, choice: InstrumentChoice) {
         self.catalogue = catalogue
-        spareInstrument = instrument
-        spareEffects = effects.isEmpty ? nil : effects
-        spareChannelInstruments = channelInstruments.isEmpty ? nil : channelInstruments
+        spareInstrument = choice.plugin
+        spareEffects = choice.effects
+        spareChannelInstruments = choice.channelPlugins
     }
 
-    func makeChannelInstruments(_ body: (inout LV2Catalogue?) throws -> [UInt8: LV2PluginNode]) throws -> [UInt8: any AudioNode] {
+    /// What `spare` holds the first time, then what `body` makes.
+    func make<Made>(_ spare: ReferenceWritableKeyPath<PluginMaker, Made?>, _ body: (inout LV2Catalogue?) throws -> Made) throws -> Made {
         lock.lock()
         defer { lock.unlock() }
-        if let spare = spareChannelInstruments {
-            spareChannelInstruments = nil
-            return spare
-        }
-        return try body(&catalogue)
-    }
-
-    func makeInstrument(_ body: (inout LV2Catalogue?) throws -> LV2PluginNode) throws -> LV2PluginNode {
-        lock.lock()
-        defer { lock.unlock() }
-        if let spare = spareInstrument {
-            spareInstrument = nil
-            return spare
-        }
-        return try body(&catalogue)
-    }
-
-    func makeEffects(_ body: (inout LV2Catalogue?) throws -> [LV2PluginNode]) throws -> [any AudioNode] {
-        lock.lock()
-        defer { lock.unlock() }
-        if let spare = spareEffects {
-            spareEffects = nil
-            return spare
+        if let made = self[keyPath: spare] {
+            self[keyPath: spare] = nil
+            return made
         }
         return try body(&catalogue)
     }
