@@ -20,7 +20,7 @@ public enum DefaultInstrument {
 
 /// The graph Apple's MusicSequence builds when a MIDI file is loaded: one General MIDI
 /// instrument, then a limiter, then the output. Every track without a destination plays the
-/// instrument. Effects given to ``init(instrument:effects:)`` sit between the instrument and
+/// instrument. Effects given to ``init(instrument:channelInstruments:effects:)`` sit between the instrument and
 /// the limiter, in order, so the limiter still guards the output.
 public struct DefaultGraph {
     /// Node identifier of the instrument.

@@ -59,7 +59,7 @@ public final class Player {
         try! self.init(sequence: sequence, graph: graph, defaultNode: defaultNode, channelNodes: channelNodes, cancelling: { false })
     }
 
-    /// As ``init(sequence:graph:defaultNode:)``, asking `shouldCancel` now and then while the
+    /// As ``init(sequence:graph:defaultNode:channelNodes:)``, asking `shouldCancel` now and then while the
     /// schedule is built (seconds for a song of millions of events); throws
     /// ``ScheduleCancelled`` when it returns true.
     public init(sequence: MusicSequence, graph: CompiledGraph, defaultNode: UInt32 = DefaultGraph.instrumentID,
