@@ -14,10 +14,10 @@ let package = Package(
         .library(name: "TactusTestSupport", targets: ["TactusTestSupport"]),
         // The MIDI, sequence and file core, without audio.
         .library(name: "TactusCore", targets: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ"]),
-        // The audio engine without drivers: graph, instruments, sampler, player, the playback
-        // session with its offline and null backends, the recording session, and hosted LV2
-        // plugins (liblilv loaded at run time).
-        .library(name: "TactusAudio", targets: ["AudioGraph", "Instruments", "Sampler", "SFZPlayback", "Playback", "Recording", "LV2"]),
+        // The audio engine without drivers: graph, built-in effects, instruments, sampler, player,
+        // the playback session with its offline and null backends, the recording session, and
+        // hosted LV2 plugins (liblilv loaded at run time).
+        .library(name: "TactusAudio", targets: ["AudioGraph", "AudioEffects", "Instruments", "Sampler", "SFZPlayback", "Playback", "Recording", "LV2"]),
         // The ALSA drivers: the PCM backend for sessions, the sequencer, raw MIDI.
         .library(name: "TactusALSA", targets: ["ALSA"]),
         // The JACK driver: the JACK backend for sessions, transport and timebase.
@@ -51,6 +51,8 @@ let package = Package(
         // Hosted LV2 plugins as graph nodes, and the catalogue of installed plugins (issue 27).
         .target(name: "LV2", dependencies: ["AudioGraph", "MIDI", "CLilv"]),
         .target(name: "AudioGraph", dependencies: ["MIDI", "CFloatConversion"]),
+        // The built-in effect nodes (gain, filters, delay, reverb, chorus, dynamics) over the graph.
+        .target(name: "AudioEffects", dependencies: ["AudioGraph", "CFloatConversion"]),
         // libvorbisfile, loaded at run time (SoundFont 3 samples): declarations and loader.
         .target(name: "CVorbisFile"),
         .target(name: "SoundFont", dependencies: ["Locking", "CVorbisFile"]),
@@ -59,9 +61,9 @@ let package = Package(
         // SFZ instruments built into SoundFont banks for the sampler; FLAC and other non-WAV
         // samples are decoded by libsndfile (loaded at run time).
         .target(name: "SFZPlayback", dependencies: ["SFZ", "SoundFont", "Sampler", "CSndFile"]),
-        .target(name: "Instruments", dependencies: ["AudioGraph", "MIDI", "CFloatConversion"]),
-        .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "MIDI"]),
-        .target(name: "Playback", dependencies: ["Locking", "Sequencing", "AudioGraph", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont", "AudioFileOutput"]),
+        .target(name: "Instruments", dependencies: ["AudioGraph", "AudioEffects", "MIDI", "CFloatConversion"]),
+        .target(name: "Sampler", dependencies: ["SoundFont", "AudioGraph", "AudioEffects", "MIDI"]),
+        .target(name: "Playback", dependencies: ["Locking", "Sequencing", "AudioGraph", "AudioEffects", "Instruments", "Sampler", "MIDI", "MIDIFile", "SoundFont", "AudioFileOutput"]),
         // Recording live MIDI: the recording session, its inputs, the recorder, the journal and
         // the metronome. Drivers add their inputs (ALSA sequencer and raw MIDI, JACK MIDI).
         .target(name: "Recording", dependencies: ["Locking", "Playback", "Sequencing", "MIDI", "MIDIFile"]),
@@ -81,8 +83,8 @@ let package = Package(
         ),
         .target(
             name: "Tactus",
-            dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ", "SFZPlayback", "AudioGraph", "Instruments", "Sampler", "Playback", "Recording", "ALSA", "JACK",
-                           "AudioFileOutput", "BatchRender", "LV2"]
+            dependencies: ["MIDI", "Sequencing", "MIDIFile", "SoundFont", "SFZ", "SFZPlayback", "AudioGraph", "AudioEffects", "Instruments", "Sampler", "Playback", "Recording",
+                           "ALSA", "JACK", "AudioFileOutput", "BatchRender", "LV2"]
         ),
         .executableTarget(
             name: "TactusCLI",
@@ -114,7 +116,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "tactus-ramp-benchmark",
-            dependencies: ["AudioGraph", "Instruments", "MIDI", "Sampler", "SoundFont", "TactusTestSupport"],
+            dependencies: ["AudioGraph", "AudioEffects", "Instruments", "MIDI", "Sampler", "SoundFont", "TactusTestSupport"],
             path: "Benchmarks/RampBenchmark"
         ),
         .executableTarget(
@@ -140,20 +142,21 @@ let package = Package(
         .target(name: "TactusTestSupport", dependencies: ["AudioGraph", "JACK", "MIDI", "MallocCounter"]),
         // Test-only helpers shared by the audio test suites.
         .target(name: "AudioTestSupport", dependencies: ["AudioGraph", "MIDI"]),
-        .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDI", "AudioTestSupport"]),
+        .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "AudioEffects", "MIDI", "AudioTestSupport"]),
+        .testTarget(name: "AudioEffectsTests", dependencies: ["AudioEffects", "AudioGraph", "AudioTestSupport"]),
         .testTarget(
             name: "SamplerTests",
-            dependencies: ["Sampler", "SoundFont", "AudioGraph", "MIDI", "AudioTestSupport", "MallocCounter", "Playback",
+            dependencies: ["Sampler", "SoundFont", "AudioGraph", "AudioEffects", "MIDI", "AudioTestSupport", "MallocCounter", "Playback",
                            "MIDIFile", "Sequencing", "Instruments"]
         ),
         .testTarget(name: "InstrumentsTests", dependencies: ["Instruments", "AudioGraph", "MIDI", "AudioTestSupport"]),
         .testTarget(
             name: "AutomationTests",
-            dependencies: ["AudioGraph", "Instruments", "Sampler", "SoundFont", "Playback", "Sequencing", "MIDI", "TactusTestSupport"]
+            dependencies: ["AudioGraph", "AudioEffects", "Instruments", "Sampler", "SoundFont", "Playback", "Sequencing", "MIDI", "TactusTestSupport"]
         ),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["Playback", "AudioFileOutput", "Recording", "Instruments", "AudioGraph", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak", "ALSA",
+            dependencies: ["Playback", "AudioFileOutput", "Recording", "Instruments", "AudioGraph", "AudioEffects", "Sequencing", "MIDIFile", "MIDI", "MallocCounter", "PlaybackSoak", "ALSA",
                            "AudioTestSupport", "TactusTestSupport"]
         ),
     ],

@@ -3,6 +3,7 @@
 // nodes render frame by frame). Prints nanoseconds per frame for both and their ratio.
 //
 //     swift run -c release tactus-ramp-benchmark
+import AudioEffects
 import AudioGraph
 import Foundation
 import Instruments

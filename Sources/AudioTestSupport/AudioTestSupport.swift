@@ -1,5 +1,6 @@
-// Helpers shared by the audio test suites: a sine source, block-size-varying rendering and
-// levels. A library target only because test targets cannot share sources.
+// Helpers shared by the audio test suites: a sine source, a constant or noise source,
+// block-size-varying rendering and levels. A library target only because test targets
+// cannot share sources.
 import AudioGraph
 import Foundation
 import MIDI
@@ -22,6 +23,39 @@ public final class SineSource: AudioNode {
             let v = Float(sin(2 * Double.pi * frequency * t))
             output.left[i] = v
             output.right[i] = v
+        }
+    }
+}
+
+/// A test source: a constant on both channels, or deterministic white noise.
+public final class TestSource: AudioNode {
+    public let name = "Test source"
+    public let inputBusCount = 0
+    public let parameterInfos: [AudioParameterInfo] = []
+    public let constant: Float?
+    public let amplitude: Float
+    private var state: UInt32 = 0x1234_5678
+
+    public init(constant: Float) { self.constant = constant; amplitude = 1 }
+    public init(noiseAmplitude: Float) { constant = nil; amplitude = noiseAmplitude }
+
+    public func prepare(sampleRate: Double, maximumFrameCount: Int) { reset() }
+    public func reset() { state = 0x1234_5678 }
+    public func setParameter(_ id: UInt32, value: Float, scope: AudioParameterScope, element: UInt32) {}
+    public func parameterValue(_ id: UInt32, scope: AudioParameterScope, element: UInt32) -> Float? { nil }
+    public func render(startFrame: Int64, frameCount: Int, inputs: UnsafeBufferPointer<StereoBuffer>, output: StereoBuffer) {
+        for i in 0..<frameCount {
+            if let constant {
+                output.left[i] = constant
+                output.right[i] = constant
+            } else {
+                state ^= state << 13; state ^= state >> 17; state ^= state << 5
+                let a = Float(Int32(bitPattern: state)) / 2_147_483_648 * amplitude
+                state ^= state << 13; state ^= state >> 17; state ^= state << 5
+                let b = Float(Int32(bitPattern: state)) / 2_147_483_648 * amplitude
+                output.left[i] = a
+                output.right[i] = b
+            }
         }
     }
 }

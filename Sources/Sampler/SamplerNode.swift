@@ -1,3 +1,4 @@
+import AudioEffects
 import AudioGraph
 import Foundation
 import MIDI

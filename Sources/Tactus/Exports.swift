@@ -1,5 +1,6 @@
 // The umbrella module: one `import Tactus` brings the whole public API of the library products.
 @_exported import ALSA
+@_exported import AudioEffects
 @_exported import AudioFileOutput
 @_exported import AudioGraph
 @_exported import BatchRender

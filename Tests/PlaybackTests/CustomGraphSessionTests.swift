@@ -1,3 +1,4 @@
+import AudioEffects
 import AudioFileOutput
 import AudioGraph
 import Foundation

@@ -1,3 +1,4 @@
+import AudioEffects
 import AudioGraph
 import AudioTestSupport
 import Foundation

@@ -1,3 +1,4 @@
+import AudioGraph
 import Foundation
 
 /// A look-ahead brick-wall limiter: the output never exceeds the ceiling (at most 0 dBFS).

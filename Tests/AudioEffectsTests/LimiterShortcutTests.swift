@@ -1,6 +1,7 @@
+import AudioGraph
 import Foundation
 import Testing
-@testable import AudioGraph
+@testable import AudioEffects
 
 /// The limiter skips its gain computer while nothing needs limiting; what comes out must be
 /// what the general loop gives, before, during and long after limiting.

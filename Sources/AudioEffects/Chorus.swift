@@ -1,3 +1,4 @@
+import AudioGraph
 import CFloatConversion
 import Foundation
 

@@ -1,3 +1,4 @@
+import AudioGraph
 import Foundation
 
 /// A circular buffer of past samples, allocated in `prepare`.

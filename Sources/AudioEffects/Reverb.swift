@@ -1,3 +1,4 @@
+import AudioGraph
 import Foundation
 
 /// A stereo room reverb after Jezar's Freeverb: eight damped feedback combs in parallel and four

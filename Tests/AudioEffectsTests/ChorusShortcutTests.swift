@@ -1,6 +1,7 @@
+import AudioGraph
 import Foundation
 import Testing
-@testable import AudioGraph
+@testable import AudioEffects
 
 /// The chorus skips its voices while its input and delay line are silent (a song that never
 /// sends to it); what comes out must be what the general loop gives, bit for bit, including
