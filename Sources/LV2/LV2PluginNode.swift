@@ -78,18 +78,19 @@ public final class LV2PluginNode: ParameterizedNode {
     /// The control inputs, by port index.
     public let parameters: NodeParameters
 
-    // Internal, not private: the state's save and load (LV2PluginState.swift) use them.
+    // Internal, not private, here and below: the state's save and load (LV2PluginState.swift)
+    // and the file parameters (LV2PluginFiles.swift) use them.
     let catalogue: LV2Catalogue
     let plugin: OpaquePointer
     private(set) var features: LV2HostFeatures
     private(set) var instance: UnsafeMutablePointer<LilvInstance>?
     private var sampleRate: Double
-    private let logHandler: LV2LogHandler?
+    let logHandler: LV2LogHandler?
 
-    private let grid = LV2PluginNode.gridFrames
+    let grid = LV2PluginNode.gridFrames
     // Audio: what the plugin reads and writes in its run, and the last slice's output (what
     // the node plays while it gathers the next slice).
-    private let audioIn: [UnsafeMutablePointer<Float>]
+    let audioIn: [UnsafeMutablePointer<Float>]
     private let audioOut: [UnsafeMutablePointer<Float>]
     private let delayedLeft: UnsafeMutablePointer<Float>
     private let delayedRight: UnsafeMutablePointer<Float>
@@ -104,9 +105,9 @@ public final class LV2PluginNode: ParameterizedNode {
     // CV ports, one slice each: inputs hold silence, outputs are written and ignored.
     private let cvBuffers: [UnsafeMutablePointer<Float>]
     // Atom ports: the MIDI input (if any), other inputs (an empty sequence), outputs.
-    private let midiBuffer: UnsafeMutableRawPointer?
-    private let midiCapacity: Int
-    private let atomInputs: [(buffer: UnsafeMutableRawPointer, capacity: Int)]
+    let midiBuffer: UnsafeMutableRawPointer?
+    let midiCapacity: Int
+    let atomInputs: [(buffer: UnsafeMutableRawPointer, capacity: Int)]
     private let atomOutputs: [(buffer: UnsafeMutableRawPointer, capacity: Int)]
     // The MIDI events, transport positions and messages for the slice being gathered.
     private let sliceEvents = LV2SliceEvents()
@@ -123,10 +124,10 @@ public final class LV2PluginNode: ParameterizedNode {
         case atomInput(Int)
     }
     // File parameters set on the control side: sent again to a new instance.
-    private var files: [(property: String, path: String)] = []
+    var files: [(property: String, path: String)] = []
     // Messages sent while rendering (forged atom events at frame 0), control side to audio
     // thread, and where the audio thread gathers them for the slice.
-    private let messageRing = LV2MessageRing(capacity: 1 << 14)
+    let messageRing = LV2MessageRing(capacity: 1 << 14)
     private let slicePrefix: UnsafeMutableRawPointer
     private var sliceStart: Int64 = 0
     private var filled = 0
@@ -304,58 +305,6 @@ public final class LV2PluginNode: ParameterizedNode {
     /// Hands the log lines the plugin wrote while rendering to the log handler (control side).
     public func flushLog() {
         features.logBuffer.drain()
-    }
-
-    /// Sets a file parameter of the plugin (a sample for a sampler, a bank for a SoundFont
-    /// player, ``LV2PluginInfo/fileParameters``): sends it `patch:Set` of `property` (a URI)
-    /// to `path` at once, in a run of its own on silence, and runs the work the plugin
-    /// schedules (loading the file) before returning, so the file plays from the first frame
-    /// of the next render, the same at any block size. The node sends it again whenever it
-    /// instantiates the plugin anew (another sample rate). Call it on the control side while
-    /// the node is not rendering.
-    public func setFile(_ path: String, forProperty property: String) {
-        files.removeAll { $0.property == property }
-        files.append((property, path))
-        if let instance { deliverFile(path, forProperty: property, to: instance) }
-    }
-
-    /// Runs the plugin once on silence with `patch:Set` in its control input, then the work it
-    /// scheduled; what it played is dropped.
-    private func deliverFile(_ path: String, forProperty property: String, to instance: UnsafeMutablePointer<LilvInstance>) {
-        guard let target = midiBuffer ?? atomInputs.first?.buffer else { return }
-        let capacity = midiBuffer != nil ? midiCapacity : atomInputs[0].capacity
-        guard LV2SliceEvents.writeFileMessage(path, forProperty: property, into: target, capacity: capacity, features: features) else {
-            logHandler?(info.name, .error, "the path \(path) is too long for the plugin's control input")
-            return
-        }
-        for buffer in audioIn { buffer.update(repeating: 0, count: grid) }
-        prepareAtomPorts(except: target)
-        let handle = instance.pointee.lv2_handle
-        workingHere {
-            instance.pointee.lv2_descriptor.pointee.run?(handle, UInt32(grid))
-            features.worker.perform(handle: handle)
-            features.worker.drain(handle: handle)
-        }
-        flushLog()
-        writeEmptySequence(into: target)
-    }
-
-    /// Sends the plugin `patch:Set` of `property` (a URI) to the file `path` while the node
-    /// renders (any thread but the audio thread; one sender at a time): it arrives at the first
-    /// frame of the next slice, in the input ``setFile(_:forProperty:)`` uses (the MIDI input,
-    /// else the first other atom input), and the plugin loads the file in its worker, in the background
-    /// when ``worksInBackground`` is on. Returns false when the message does not fit now
-    /// (messages sent and not yet delivered fill 16 KiB). Not remembered for a new instance:
-    /// ``setFile(_:forProperty:)`` is.
-    @discardableResult
-    public func sendFile(_ path: String, forProperty property: String) -> Bool {
-        let header = MemoryLayout<LV2_Atom_Sequence>.size
-        let size = 1 << 14
-        let forged = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
-        defer { forged.deallocate() }
-        guard LV2SliceEvents.writeFileMessage(path, forProperty: property, into: forged, capacity: size, features: features) else { return false }
-        let total = Int(forged.load(as: LV2_Atom.self).size) + MemoryLayout<LV2_Atom>.size - header
-        return messageRing.write(size: UInt32(total), data: forged + header)
     }
 
     /// Whether the plugin's work (what its worker extension schedules: loading a file) runs on
@@ -563,7 +512,7 @@ public final class LV2PluginNode: ParameterizedNode {
         sliceEvents.discardPositions()
     }
 
-    private func writeEmptySequence(into buffer: UnsafeMutableRawPointer) {
+    func writeEmptySequence(into buffer: UnsafeMutableRawPointer) {
         let sequence = buffer.assumingMemoryBound(to: LV2_Atom_Sequence.self)
         sequence.pointee.atom = LV2_Atom(size: UInt32(MemoryLayout<LV2_Atom_Sequence_Body>.size), type: features.atomSequence)
         sequence.pointee.body = LV2_Atom_Sequence_Body(unit: 0, pad: 0)
@@ -571,7 +520,7 @@ public final class LV2PluginNode: ParameterizedNode {
 
     /// Empty sequences in every atom input but `kept` (the MIDI one included), and room in
     /// every output, for a run outside the render.
-    private func prepareAtomPorts(except kept: UnsafeMutableRawPointer) {
+    func prepareAtomPorts(except kept: UnsafeMutableRawPointer) {
         if let midiBuffer, midiBuffer != kept { writeEmptySequence(into: midiBuffer) }
         for i in 0..<atomInputs.count where atomInputs[i].buffer != kept { writeEmptySequence(into: atomInputs[i].buffer) }
         prepareAtomOutputs()
