@@ -24,6 +24,8 @@ let package = Package(
         .executableTarget(name: "comb-filter", dependencies: [tactus, "SynthVoices"]),
         .executableTarget(name: "score-render", dependencies: [tactus]),
         .executableTarget(name: "sampler-sequence", dependencies: [tactus]),
+        // An installed LV2 instrument (MDA Piano) with an automated control.
+        .executableTarget(name: "lv2-instrument", dependencies: [tactus, "ExampleSongs"]),
         .executableTarget(name: "record", dependencies: [tactus, "ExampleSongs"]),
         // The code of the "Time and tempo" article: ticks, beats, seconds, bars and frames.
         .executableTarget(name: "time-and-tempo", dependencies: [tactus]),

@@ -51,6 +51,13 @@ run example-checks audible "$out/sampler.wav"
 expect "sampler-sequence: 8 bar events, each once, in order with its tick" \
     test "$(grep -c '^bar [1-8] at tick' "$out/sampler.txt")" = 8
 
+run lv2-instrument "$out/lv2-512.wav" 512
+run lv2-instrument "$out/lv2-65.wav" 65
+run example-checks audible "$out/lv2-512.wav"
+expect "lv2-instrument: bit-identical at block sizes 512 and 65" cmp "$out/lv2-512.wav" "$out/lv2-65.wav"
+run lv2-instrument "$out/lv2-still.wav" 512 still
+expect "lv2-instrument: the automation changes the sound (a render without it differs)" sh -c "! cmp -s '$out/lv2-512.wav' '$out/lv2-still.wav'"
+
 # record: the demo player's eighth notes over morning-steps, quantized, after a count-in.
 echo "== record"
 (cd .. && "$bin/record" "$out/take.mid" 3) > "$out/record.txt"
