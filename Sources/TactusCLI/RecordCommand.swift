@@ -181,6 +181,7 @@ struct RecordCommand: ParsableCommand {
             for plugin in choice.allPlugins { plugin.worksInBackground = true }
             playback.instrument = .custom(choice.instrument)
             playback.effects = choice.effects
+            playback.channelInstruments = choice.channelPlugins
             heardThrough = ", playing through \(choice.description)"
         }
         let options = RecordingSession.Options(

@@ -238,7 +238,7 @@ func renderToFile(_ sequence: MusicSequence, source: String, output: String, set
     // Hosted plugins print debugging text with printf (MDA Piano does when it steals
     // voices): while one renders, standard output is standard error, so nothing but what
     // Tactus writes reaches it (the writer holds its own duplicate of the real one for -o -).
-    let diversion = settings.instrument.plugin != nil || !settings.instrument.effects.isEmpty ? StandardOutputDiversion() : nil
+    let diversion = settings.instrument.allPlugins.isEmpty ? nil : StandardOutputDiversion()
     defer { diversion?.end() }
     do {
         try session.start(on: backend)

@@ -248,6 +248,9 @@ private func renderStem(_ stem: Stem, path: String, source: String, frameCount: 
         throw ExitCode(ExitStatus.dataError)
     }
     plan.apply(to: session)
+    // As for the mix: what plugins print goes to standard error, not among Tactus's lines.
+    let diversion = instrument.allPlugins.isEmpty ? nil : StandardOutputDiversion()
+    defer { diversion?.end() }
     let sink = ProgressSink(FixedLengthSink(writer, frameCount: frameCount), progress: nil)
     let backend = OfflineBackend(sink: sink, name: path, blockSize: settings.blockSize)
     do {

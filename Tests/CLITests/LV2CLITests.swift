@@ -330,5 +330,14 @@ struct LV2StandardOutputTests {
                                             CLI.binary.path, song, streamed], executable: URL(fileURLWithPath: "/usr/bin/env"))
         #expect(toStandardOutput.status == 0, "\(toStandardOutput.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: streamed)) == Data(contentsOf: URL(fileURLWithPath: file)))
+        // The same when the piano is channel 1's own instrument.
+        let channelFile = dir.appendingPathComponent("channel.wav").path, channelStreamed = dir.appendingPathComponent("channel-streamed.wav").path
+        let channelToFile = try CLI.run(["render", song, "-o", channelFile, "--instrument", "builtin", "--channel-instrument", "1=lv2:\(piano)", "--tail", "0.5"])
+        #expect(channelToFile.status == 0 && channelToFile.stdout.hasPrefix(channelFile + ": "), "\(channelToFile.stdout.prefix(200))")
+        #expect(channelToFile.stderr.contains("what is this"), "the piano no longer prints when it steals voices")
+        let channelToStandardOutput = try CLI.run(["/bin/sh", "-c", "exec \"$0\" render \"$1\" -o - --instrument builtin --channel-instrument 1=lv2:\(piano) --tail 0.5 > \"$2\"",
+                                                   CLI.binary.path, song, channelStreamed], executable: URL(fileURLWithPath: "/usr/bin/env"))
+        #expect(channelToStandardOutput.status == 0, "\(channelToStandardOutput.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: channelStreamed)) == Data(contentsOf: URL(fileURLWithPath: channelFile)))
     }
 }
