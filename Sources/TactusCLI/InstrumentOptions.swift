@@ -111,11 +111,17 @@ struct InstrumentChoice {
     /// graph (instrument, effects, limiter with the options' gain, output).
     func makeSession(sequence: MusicSequence, options: PlaybackSession.Options,
                      observer: (any PlaybackSessionObserver)?) throws(PlaybackSessionError) -> PlaybackSession {
+        try PlaybackSession(sequence: sequence, options: playing(options), observer: observer)
+    }
+
+    /// `options` with this instrument, its effects and its channels' instruments: what every
+    /// session of the choice plays through (a render, `play`, `record`'s backing and thru).
+    func playing(_ options: PlaybackSession.Options) -> PlaybackSession.Options {
         var options = options
         options.instrument = .custom(instrument)
         options.effects = effects
         options.channelInstruments = channelPlugins
-        return try PlaybackSession(sequence: sequence, options: options, observer: observer)
+        return options
     }
 
     /// Flushes the log lines the plugins wrote while rendering to their handlers.

@@ -179,9 +179,7 @@ struct RecordCommand: ParsableCommand {
             try choice.prepareSamples(for: plan.base)
             // Live, a plugin's work (loading a file) must not hold up the audio thread.
             for plugin in choice.allPlugins { plugin.worksInBackground = true }
-            playback.instrument = .custom(choice.instrument)
-            playback.effects = choice.effects
-            playback.channelInstruments = choice.channelPlugins
+            playback = choice.playing(playback)
             heardThrough = ", playing through \(choice.description)"
         }
         let options = RecordingSession.Options(

@@ -74,13 +74,15 @@ extension JACKClientTests {
         defer { probe.stop() }
         let path = NSTemporaryDirectory() + "tactus-jack-take-\(UUID().uuidString).mid"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let (recorder, errors) = try Self.startRecording(path, server: server.name, extra: ["--duration", "5", "--instrument", "lv2:http://drobilla.net/plugins/mda/Piano"],
+        let (recorder, errors) = try Self.startRecording(path, server: server.name, extra: ["--instrument", "lv2:http://drobilla.net/plugins/mda/Piano"],
                                                          thruTo: probe.inputPortNames, announcing: "playing through LV2 instrument MDA Piano")
         // The probe keeps what it hears from the first sound on: nothing yet, as no note came in.
         #expect(capture.count.load(ordering: .acquiring) == 0, "sound before any note came in")
         let played = try Self.run(["play", Self.song, "--instrument", "builtin", "--to", "3:1", "--tail", "0", "--driver", "jack",
                                    "--jack-server", server.name, "--connect", "none", "--port-tracks", "0=Tactus:midi_in"])
         #expect(played.status == 0, "\(played.stderr)")
+        // Stopped once everything was sent, as a user would, rather than after a fixed time.
+        kill(recorder.processIdentifier, SIGINT)
         recorder.waitUntilExit()
         #expect(recorder.terminationStatus == 0, "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
         let captured = min(capture.count.load(ordering: .acquiring), capture.capacity)
